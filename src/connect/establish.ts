@@ -1,0 +1,524 @@
+import type { Stage } from "../errors/codes.ts";
+import { protocolError } from "../errors/failures.ts";
+import { TetherError } from "../errors/tether-error.ts";
+import { toPublicError } from "../errors/to-public.ts";
+import type { JsonObject } from "../jsonrpc/messages.ts";
+import { RpcReplyError } from "../jsonrpc/messages.ts";
+import { Session } from "../jsonrpc/session.ts";
+import type { Deadline } from "../lifecycle/deadline.ts";
+import { Interrupt } from "../lifecycle/interrupt.ts";
+import type { ResolvedOptions } from "../options/resolve.ts";
+import { classifyProbe, type EraEvidence } from "../protocol/era-evidence.ts";
+import { modernHeaders, withModernMeta } from "../protocol/modern-headers.ts";
+import {
+  bestCommon,
+  eraOf,
+  FIRST_MODERN_VERSION,
+  isKnownVersion,
+  KNOWN_VERSIONS,
+  LATEST_LEGACY_VERSION,
+  type ProtocolVersion,
+  rank,
+} from "../protocol/versions.ts";
+import { HttpRejection } from "../transport/http-rejection.ts";
+import { LegacySseTransport } from "../transport/legacy-sse.ts";
+import { StdioTransport } from "../transport/stdio.ts";
+import { StreamableHttpTransport } from "../transport/streamable-http.ts";
+import type { Era, Transport, TransportMode } from "../transport/transport.ts";
+
+export interface StageTiming {
+  stage: Stage;
+  durationMs: number;
+  ok: boolean;
+}
+
+/** What a successful attempt hands to the client. */
+export interface Established {
+  session: Session;
+  mode: TransportMode;
+  era: Era;
+  protocolVersion: ProtocolVersion;
+  serverInfo: { name?: string; version?: string } | undefined;
+  capabilities: JsonObject;
+  instructions: string | undefined;
+  stages: StageTiming[];
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function serverInfoOf(v: unknown): { name?: string; version?: string } | undefined {
+  if (!isObject(v)) return undefined;
+  return {
+    name: typeof v.name === "string" ? v.name : undefined,
+    version: typeof v.version === "string" ? v.version : undefined,
+  };
+}
+
+/**
+ * One attempt at establishing: a fresh transport, a fresh session, and negotiation on it, all
+ * on the establishment deadline. Every session it opens is closed if the attempt fails.
+ */
+export class Attempt {
+  readonly #o: ResolvedOptions;
+  readonly #deadline: Deadline;
+  readonly #number: number;
+  readonly #opened: Session[] = [];
+  readonly stages: StageTiming[] = [];
+  /** The stage in progress or last entered: where a failure is reported. */
+  stage: Stage = "spawn";
+
+  constructor(options: ResolvedOptions, deadline: Deadline, attempt: number) {
+    this.#o = options;
+    this.#deadline = deadline;
+    this.#number = attempt;
+  }
+
+  get #mode(): TransportMode {
+    const t = this.#o.target;
+    return t.kind === "stdio" ? "stdio" : t.transport === "sse" ? "sse" : "streamable-http";
+  }
+
+  async run(): Promise<Established> {
+    try {
+      return this.#o.target.kind === "stdio" ? await this.#stdio() : await this.#http();
+    } catch (error) {
+      const primary = toPublicError(error, {
+        stage: this.stage,
+        phase: "discovery",
+        redactor: this.#o.redactor,
+      });
+      await this.#disposeAll(primary);
+      throw primary;
+    }
+  }
+
+  async #disposeAll(primary: TetherError): Promise<void> {
+    for (const s of this.#opened.splice(0)) {
+      try {
+        await s.close(primary);
+      } catch (e) {
+        primary.cleanupErrors.push(e);
+      }
+    }
+  }
+
+  /** Runs one stage on min(its limit, what remains), timing it and reporting it. */
+  async #stageRun<T>(
+    stage: Stage,
+    limitMs: number | undefined,
+    reason: string,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const signal = this.#deadline.signal;
+    if (signal.aborted) throw signal.reason;
+    this.stage = stage;
+    for (const s of this.#opened) s.stage = stage;
+    const started = this.#deadline.elapsedMs();
+    const events = this.#o.events;
+    events.emit({ type: "stage_start", stage, elapsedMs: started, mode: this.#mode, attempt: this.#number });
+    const scope = this.#deadline.stage(limitMs, reason);
+    let ok = false;
+    try {
+      const value = await fn(scope.signal);
+      ok = true;
+      return value;
+    } catch (error) {
+      const e = error instanceof Interrupt || error instanceof TetherError ? error : undefined;
+      events.emit({
+        type: "stage_end",
+        stage,
+        ok: false,
+        durationMs: this.#deadline.elapsedMs() - started,
+        elapsedMs: this.#deadline.elapsedMs(),
+        mode: this.#mode,
+        attempt: this.#number,
+        code:
+          e instanceof TetherError
+            ? e.code
+            : e instanceof Interrupt
+              ? e.kind === "caller"
+                ? "cancelled"
+                : "timeout"
+              : undefined,
+        httpStatus: error instanceof HttpRejection ? error.status : undefined,
+        rpcCode: error instanceof RpcReplyError ? error.error.code : undefined,
+        cancellation: e instanceof Interrupt ? e.source : undefined,
+      });
+      throw error;
+    } finally {
+      scope.dispose();
+      const durationMs = this.#deadline.elapsedMs() - started;
+      this.stages.push({ stage, durationMs, ok });
+      if (ok) {
+        events.emit({
+          type: "stage_end",
+          stage,
+          ok,
+          durationMs,
+          elapsedMs: this.#deadline.elapsedMs(),
+          mode: this.#mode,
+          attempt: this.#number,
+        });
+      }
+    }
+  }
+
+  #track(transport: Transport): Session {
+    const session = new Session(transport, { redactor: this.#o.redactor });
+    this.#opened.push(session);
+    return session;
+  }
+
+  async #release(session: Session): Promise<void> {
+    const i = this.#opened.indexOf(session);
+    if (i !== -1) this.#opened.splice(i, 1);
+    await session.close();
+  }
+
+  #evidence(stage: Stage, evidence: EraEvidence): void {
+    if (evidence.era === "none") return;
+    this.#o.events.emit({
+      type: "era_evidence",
+      stage,
+      era: evidence.era,
+      evidence: evidence.evidence,
+      httpStatus: "httpStatus" in evidence ? evidence.httpStatus : undefined,
+      rpcCode: evidence.rpcCode,
+      elapsedMs: this.#deadline.elapsedMs(),
+      mode: this.#mode,
+      attempt: this.#number,
+    });
+  }
+
+  get #modernAllowed(): boolean {
+    return rank(this.#o.policy.ceiling) >= rank(FIRST_MODERN_VERSION);
+  }
+
+  get #legacyAllowed(): boolean {
+    const p = this.#o.policy;
+    return p.mode !== "pin" || eraOf(p.version) === "legacy";
+  }
+
+  /** The version to ask for in a modern request. */
+  get #modernRequest(): ProtocolVersion {
+    const p = this.#o.policy;
+    return p.mode === "pin"
+      ? p.version
+      : (bestCommon(
+          KNOWN_VERSIONS.filter((v) => eraOf(v) === "modern"),
+          p.ceiling,
+        ) ?? FIRST_MODERN_VERSION);
+  }
+
+  #mismatch(offered: string): TetherError {
+    const p = this.#o.policy;
+    const ours = p.mode === "pin" ? `exactly ${p.version}` : `${KNOWN_VERSIONS[0]} to ${p.ceiling}`;
+    return new TetherError({
+      code: "protocol",
+      reason: "version_mismatch",
+      stage: this.stage,
+      phase: "discovery",
+      message: `no protocol version in common: the client accepts ${ours}, the server offered ${offered}`,
+      redactor: this.#o.redactor,
+    });
+  }
+
+  /** Chooses a version from what a modern server listed, within the policy. */
+  #choose(supported: readonly unknown[] | undefined): ProtocolVersion {
+    const p = this.#o.policy;
+    const list = supported ?? [];
+    const offered =
+      list
+        .filter((v): v is string => typeof v === "string")
+        .map((v) => this.#o.redactor.serverText(v) ?? "")
+        .join(", ") || "nothing usable";
+    if (p.mode === "pin") {
+      if (list.includes(p.version)) return p.version;
+      throw this.#mismatch(offered);
+    }
+    const v = bestCommon(list, p.ceiling);
+    if (!v) throw this.#mismatch(offered);
+    return v;
+  }
+
+  // ---- stdio ----
+
+  #newStdio(): Session {
+    const t = this.#o.target;
+    if (t.kind !== "stdio") throw new Error("unreachable");
+    return this.#track(
+      new StdioTransport({
+        command: t.command,
+        args: t.args,
+        env: t.env,
+        cwd: t.cwd,
+        stderr: t.stderr,
+        maxLineBytes: Math.max(
+          this.#o.discovery.maxResponseBytes,
+          this.#o.call.maxResponseBytes,
+          this.#o.maxFrameBytes,
+        ),
+        redactor: this.#o.redactor,
+        spawn: this.#o.spawn,
+      }),
+    );
+  }
+
+  async #spawn(): Promise<Session> {
+    const session = this.#newStdio();
+    await this.#stageRun("spawn", undefined, "spawn_timeout", (signal) => session.transport.start(signal));
+    return session;
+  }
+
+  async #stdio(): Promise<Established> {
+    let session = await this.#spawn();
+    if (this.#modernAllowed) {
+      const outcome = await this.#probe(session);
+      if (outcome.established) return outcome.established;
+      if (outcome.fresh) {
+        // N6: initialize never goes to a process on which the probe's reply could still arrive.
+        await this.#release(session);
+        session = await this.#spawn();
+      }
+    }
+    return await this.#legacy(session);
+  }
+
+  // ---- HTTP ----
+
+  async #http(): Promise<Established> {
+    const t = this.#o.target;
+    if (t.kind !== "http") throw new Error("unreachable");
+    if (t.transport === "sse") return await this.#sse();
+    const transport = new StreamableHttpTransport({
+      url: t.url,
+      headers: t.headers,
+      fetch: this.#o.fetch,
+      redactor: this.#o.redactor,
+      maxFrameBytes: this.#o.maxFrameBytes,
+      listen: this.#o.listen,
+      clock: this.#o.clock,
+    });
+    const session = this.#track(transport);
+    if (this.#modernAllowed) {
+      const outcome = await this.#probe(session);
+      if (outcome.established) return outcome.established;
+    }
+    try {
+      return await this.#legacy(session);
+    } catch (error) {
+      const fallback =
+        t.transport === "auto" &&
+        error instanceof HttpRejection &&
+        (error.status === 400 || error.status === 404 || error.status === 405) &&
+        !(error.rpc && error.rpc.code === -32022);
+      if (!fallback) throw error;
+      this.#evidence("initialize", {
+        era: "legacy",
+        evidence: `http_${error.status}_${error.bodyKind}`,
+        fresh: true,
+        httpStatus: error.status,
+      });
+      await this.#release(session);
+      return await this.#sse(error);
+    }
+  }
+
+  async #sse(after?: HttpRejection): Promise<Established> {
+    const t = this.#o.target;
+    if (t.kind !== "http") throw new Error("unreachable");
+    const session = this.#track(
+      new LegacySseTransport({
+        url: t.url,
+        headers: t.headers,
+        fetch: this.#o.fetch,
+        redactor: this.#o.redactor,
+        maxEventBytes: Math.max(
+          this.#o.discovery.maxResponseBytes,
+          this.#o.call.maxResponseBytes,
+          this.#o.maxFrameBytes,
+        ),
+      }),
+    );
+    try {
+      await this.#stageRun("sse_endpoint", undefined, "endpoint_timeout", (signal) =>
+        session.transport.start(signal),
+      );
+    } catch (error) {
+      if (
+        after &&
+        error instanceof HttpRejection &&
+        error.status >= 400 &&
+        error.status < 500 &&
+        error.status !== 401 &&
+        error.status !== 403 &&
+        error.status !== 429
+      ) {
+        throw new TetherError({
+          code: "protocol",
+          reason: "no_usable_transport",
+          stage: "sse_endpoint",
+          phase: "discovery",
+          httpStatus: error.status,
+          message: `the server accepted neither Streamable HTTP (HTTP ${after.status}) nor HTTP+SSE (HTTP ${error.status})`,
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    return await this.#legacy(session);
+  }
+
+  // ---- negotiation ----
+
+  /** Sends `server/discover`; returns an established modern session, or what to do next. */
+  async #probe(session: Session): Promise<{ established?: Established; fresh: boolean }> {
+    let version = this.#modernRequest;
+    for (let round = 0; round < 2; round++) {
+      let outcome: { result: JsonObject } | { error: unknown };
+      try {
+        const reply = await this.#stageRun(
+          "probe",
+          session.transport.mode === "stdio" ? this.#o.probeTimeoutMs : undefined,
+          "probe_timeout",
+          (signal) => this.#modernRequestOn(session, "server/discover", undefined, version, signal),
+        );
+        outcome = { result: reply.result };
+      } catch (error) {
+        outcome = { error };
+      }
+      const evidence = classifyProbe(outcome);
+      this.#evidence("probe", evidence);
+      if (evidence.era === "none") throw "error" in outcome ? outcome.error : new Error("unreachable");
+      if (evidence.era === "legacy") {
+        if (!this.#legacyAllowed) throw this.#mismatch("only legacy versions (it does not speak 2026-07-28)");
+        return { fresh: evidence.fresh };
+      }
+      if ("error" in outcome && !(evidence.rpcCode === -32022 && evidence.supported)) {
+        // -32020 or -32021: a modern server that refused the request itself.
+        throw outcome.error;
+      }
+      const chosen = this.#choose(evidence.supported);
+      if (eraOf(chosen) === "legacy") return { fresh: false };
+      if ("result" in outcome && chosen === version)
+        return { fresh: false, established: this.#modernEstablished(session, version, outcome.result) };
+      version = chosen;
+    }
+    throw protocolError(
+      { stage: "probe", phase: "discovery", redactor: this.#o.redactor },
+      "negotiation_failed",
+      "the server kept refusing the protocol version it offered",
+    );
+  }
+
+  #modernRequestOn(
+    session: Session,
+    method: string,
+    params: JsonObject | undefined,
+    version: string,
+    signal: AbortSignal,
+  ) {
+    return session.request(method, withModernMeta(params, version, this.#o.clientInfo), {
+      signal,
+      maxBytes: this.#o.discovery.maxResponseBytes,
+      headers: session.transport.mode === "stdio" ? undefined : modernHeaders(version, method, params),
+      cancelOnAbort: false,
+    });
+  }
+
+  #modernEstablished(session: Session, version: ProtocolVersion, result: JsonObject): Established {
+    session.transport.negotiated?.(version, "modern");
+    const meta = isObject(result._meta) ? result._meta : {};
+    return this.#ready(session, {
+      era: "modern",
+      protocolVersion: version,
+      serverInfo: serverInfoOf(meta["io.modelcontextprotocol/serverInfo"]),
+      capabilities: isObject(result.capabilities) ? result.capabilities : {},
+      instructions: typeof result.instructions === "string" ? result.instructions : undefined,
+    });
+  }
+
+  #ready(
+    session: Session,
+    negotiated: Pick<Established, "era" | "protocolVersion" | "serverInfo" | "capabilities" | "instructions">,
+  ): Established {
+    const i = this.#opened.indexOf(session);
+    if (i !== -1) this.#opened.splice(i, 1);
+    session.markOpen();
+    session.phase = "call";
+    session.stage = "call";
+    return { session, mode: session.transport.mode, stages: this.stages, ...negotiated };
+  }
+
+  /** The `initialize` handshake and `notifications/initialized`. */
+  async #legacy(session: Session): Promise<Established> {
+    const p = this.#o.policy;
+    if (!this.#legacyAllowed)
+      throw this.#mismatch("nothing (the server was not asked: the pin is a modern version)");
+    const requested: ProtocolVersion =
+      p.mode === "pin"
+        ? p.version
+        : rank(p.ceiling) > rank(LATEST_LEGACY_VERSION)
+          ? LATEST_LEGACY_VERSION
+          : p.ceiling;
+    let reply: { result: JsonObject };
+    try {
+      reply = await this.#stageRun("initialize", this.#o.handshakeTimeoutMs, "handshake_timeout", (signal) =>
+        session.request(
+          "initialize",
+          { protocolVersion: requested, capabilities: {}, clientInfo: this.#o.clientInfo },
+          { signal, maxBytes: this.#o.discovery.maxResponseBytes, cancelOnAbort: false },
+        ),
+      );
+    } catch (error) {
+      const rpc =
+        error instanceof RpcReplyError ? error.error : error instanceof HttpRejection ? error.rpc : undefined;
+      if (rpc && rpc.code === -32022) {
+        // The server is modern after all.
+        const evidence = classifyProbe({ error: new RpcReplyError(rpc) });
+        if (evidence.era === "modern") {
+          this.#evidence("initialize", evidence);
+          if (!this.#modernAllowed)
+            throw this.#mismatch(
+              String(
+                evidence.supported?.filter((v) => typeof v === "string").join(", ") ?? "modern versions only",
+              ),
+            );
+          const version = this.#choose(evidence.supported);
+          if (eraOf(version) === "modern") {
+            const discover = await this.#stageRun("probe", undefined, "probe_timeout", (signal) =>
+              this.#modernRequestOn(session, "server/discover", undefined, version, signal),
+            );
+            return this.#modernEstablished(session, version, discover.result);
+          }
+        }
+      }
+      throw error;
+    }
+    const offered = reply.result.protocolVersion;
+    if (!isKnownVersion(offered))
+      throw this.#mismatch(
+        typeof offered === "string" ? (this.#o.redactor.serverText(offered) ?? "?") : "no version",
+      );
+    if (
+      p.mode === "pin"
+        ? offered !== p.version
+        : rank(offered) > rank(p.ceiling) || eraOf(offered) !== "legacy"
+    ) {
+      throw this.#mismatch(offered);
+    }
+    session.transport.negotiated?.(offered, "legacy");
+    await this.#stageRun("initialized", undefined, "initialized_timeout", (signal) =>
+      session.notify("notifications/initialized", undefined, signal),
+    );
+    return this.#ready(session, {
+      era: "legacy",
+      protocolVersion: offered,
+      serverInfo: serverInfoOf(reply.result.serverInfo),
+      capabilities: isObject(reply.result.capabilities) ? reply.result.capabilities : {},
+      instructions: typeof reply.result.instructions === "string" ? reply.result.instructions : undefined,
+    });
+  }
+}

@@ -1,0 +1,48 @@
+/** Stable error codes. Callers and the CLI match on these, never on message text. */
+export type ErrorCode =
+  | "config"
+  | "connection"
+  | "protocol"
+  | "timeout"
+  | "limit"
+  | "unauthorized"
+  | "forbidden"
+  | "throttled"
+  | "upstream"
+  | "remote_error"
+  | "internal"
+  | "cancelled";
+
+/** Where time was being spent when something failed. */
+export type Stage =
+  | "config"
+  | "spawn"
+  | "http_request"
+  | "sse_endpoint"
+  | "probe"
+  | "initialize"
+  | "initialized"
+  | "list_tools"
+  | "call"
+  | "close";
+
+/** Which budget applied: establishment and tool listing, or operations on an established client. */
+export type Phase = "discovery" | "call";
+
+/** How a session came to close; payload-free, for errors and diagnostics. */
+export type ClosureCategory =
+  | "closed_by_client"
+  | "eof"
+  | "process_exit"
+  | "reset"
+  | "session_expired"
+  | "limit"
+  | "protocol"
+  | "deadline"
+  | "cancelled";
+
+/** Who cancelled, when something was cancelled. */
+export type CancellationSource = "caller" | "deadline" | "signal";
+
+/** Whether a call may have had its effect on the server. */
+export type CallEffect = "none" | "unknown";

@@ -1,0 +1,211 @@
+/**
+ * Factories for every failure the client reports. Messages are written here, from our own words
+ * and numbers only; server text goes to `rpcMessage`, redacted and truncated by the constructor.
+ */
+import { Interrupt } from "../lifecycle/interrupt.ts";
+import type { CallEffect, ClosureCategory, Phase, Stage } from "./codes.ts";
+import type { Redactor } from "./redact.ts";
+import { type Limits, TetherError } from "./tether-error.ts";
+
+export interface Where {
+  stage: Stage;
+  phase: Phase;
+  redactor?: Redactor;
+  limits?: Limits;
+  effect?: CallEffect;
+}
+
+const STAGE_WORDS: Record<Stage, string> = {
+  config: "configuration",
+  spawn: "server process start",
+  http_request: "HTTP response",
+  sse_endpoint: "endpoint event",
+  probe: "server/discover reply",
+  initialize: "initialize reply",
+  initialized: "initialized notification",
+  list_tools: "tools/list reply",
+  call: "reply",
+  close: "shutdown",
+};
+
+/** The error for an interrupted wait: caller cancellation, the overall deadline, or a stage's limit. */
+export function interruptError(interrupt: Interrupt, where: Where): TetherError {
+  if (interrupt.kind === "caller") {
+    return new TetherError({
+      ...where,
+      code: "cancelled",
+      reason: "cancelled",
+      message: `cancelled by the caller during ${where.stage}`,
+      cancellation: "caller",
+      cause: interrupt.callerReason,
+    });
+  }
+  const ms = interrupt.limitMs ?? 0;
+  const reason = interrupt.kind === "deadline" ? "deadline_exceeded" : interrupt.reason;
+  const budget =
+    interrupt.kind === "deadline" ? `${where.phase} budget` : `${reason.replace(/_/g, " ")} limit`;
+  return new TetherError({
+    ...where,
+    code: "timeout",
+    reason,
+    message: `no ${STAGE_WORDS[where.stage]} within the ${ms} ms ${budget}`,
+    cancellation: "deadline",
+    limits: where.limits ?? { timeoutMs: ms },
+  });
+}
+
+/** Turns whatever an aborted wait threw into the right failure; anything else passes through `other`. */
+export function failureFrom(error: unknown, where: Where, other: (e: unknown) => TetherError): TetherError {
+  if (error instanceof TetherError) return error;
+  if (error instanceof Interrupt) return interruptError(error, where);
+  return other(error);
+}
+
+export function closedError(
+  where: Where,
+  closure: ClosureCategory,
+  detail: string,
+  cause?: unknown,
+  extra: { httpStatus?: number } = {},
+): TetherError {
+  return new TetherError({
+    ...where,
+    code: "connection",
+    reason: closure === "session_expired" ? "session_expired" : "closed",
+    closure,
+    message: detail,
+    cause,
+    ...extra,
+  });
+}
+
+export function protocolError(where: Where, reason: string, message: string, cause?: unknown): TetherError {
+  return new TetherError({ ...where, code: "protocol", reason, message, cause });
+}
+
+export function configError(reason: string, message: string, cause?: unknown): TetherError {
+  return new TetherError({ code: "config", reason, stage: "config", phase: "discovery", message, cause });
+}
+
+export function limitError(
+  where: Where,
+  reason: string,
+  message: string,
+  observedBytes: number | undefined,
+  limits: Limits,
+): TetherError {
+  return new TetherError({ ...where, code: "limit", reason, message, observedBytes, limits });
+}
+
+/** A JSON-RPC error the server sent in reply to one of our requests. */
+export function remoteError(
+  where: Where,
+  rpcCode: number,
+  rpcMessage: unknown,
+  httpStatus?: number,
+): TetherError {
+  return new TetherError({
+    ...where,
+    code: "remote_error",
+    reason: "rpc_error",
+    rpcCode,
+    rpcMessage: typeof rpcMessage === "string" ? rpcMessage : undefined,
+    httpStatus,
+    message: `the server answered with JSON-RPC error ${rpcCode}`,
+  });
+}
+
+/** An HTTP status that is a failure in itself (401, 403, 429, 5xx, or an unexpected 4xx). */
+export function httpStatusError(
+  where: Where,
+  status: number,
+  rpc?: { code: number; message?: unknown },
+): TetherError {
+  const base = {
+    ...where,
+    httpStatus: status,
+    rpcCode: rpc?.code,
+    rpcMessage: rpc?.message as string | undefined,
+  };
+  if (status === 401)
+    return new TetherError({
+      ...base,
+      code: "unauthorized",
+      reason: "http_401",
+      security: true,
+      message: "the server requires authorization (HTTP 401)",
+    });
+  if (status === 403)
+    return new TetherError({
+      ...base,
+      code: "forbidden",
+      reason: "http_403",
+      security: true,
+      message: "the server refused access (HTTP 403)",
+    });
+  if (status === 429)
+    return new TetherError({
+      ...base,
+      code: "throttled",
+      reason: "http_429",
+      message: "the server is throttling requests (HTTP 429)",
+    });
+  if (status >= 500)
+    return new TetherError({
+      ...base,
+      code: "upstream",
+      reason: `http_${status}`,
+      message: `the server failed (HTTP ${status})`,
+    });
+  return new TetherError({
+    ...base,
+    code: rpc ? "remote_error" : "protocol",
+    reason: `http_${status}`,
+    message: `the server answered HTTP ${status}${rpc ? ` with JSON-RPC error ${rpc.code}` : ""}`,
+  });
+}
+
+/** Network-level failures of fetch: refused, reset, DNS, TLS. Never looks at message text. */
+export function networkError(where: Where, cause: unknown): TetherError {
+  const code = errnoOf(cause);
+  const dns = code === "ENOTFOUND" || code === "EAI_AGAIN";
+  const tls =
+    code !== undefined && (/^ERR_TLS|^ERR_SSL|CERT|^DEPTH_ZERO|^SELF_SIGNED/.test(code) || code === "EPROTO");
+  const reason = dns
+    ? "dns"
+    : tls
+      ? "tls"
+      : code === "ECONNREFUSED"
+        ? "refused"
+        : code === "ECONNRESET"
+          ? "reset"
+          : "network";
+  const words: Record<string, string> = {
+    dns: "the server's host name could not be resolved",
+    tls: "the TLS connection to the server failed",
+    refused: "the server refused the connection",
+    reset: "the connection was reset",
+    network: "the connection to the server failed",
+  };
+  return new TetherError({
+    ...where,
+    code: "connection",
+    reason,
+    closure: reason === "reset" ? "reset" : undefined,
+    security: dns || tls,
+    message: words[reason] ?? "the connection to the server failed",
+    cause,
+  });
+}
+
+/** The errno-style code of a network error, looking through `cause` chains (fetch wraps them). */
+export function errnoOf(error: unknown): string | undefined {
+  let e: unknown = error;
+  for (let depth = 0; depth < 8 && e && typeof e === "object"; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "ABORT_ERR" && !code.startsWith("UND_ERR_")) return code;
+    if (typeof code === "string" && code === "UND_ERR_SOCKET") return "ECONNRESET";
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,140 @@
+import type { CallEffect, CancellationSource, ClosureCategory, ErrorCode, Phase, Stage } from "./codes.ts";
+import { baseRedactor, type Redactor } from "./redact.ts";
+
+/** The limits in force when something failed: names of options and their values. */
+export type Limits = Readonly<Record<string, number>>;
+
+export interface TetherErrorInit {
+  code: ErrorCode;
+  /** A stable, more specific word than `code` (e.g. `deadline_exceeded`, `eof`, `version_mismatch`). */
+  reason: string;
+  stage: Stage;
+  phase: Phase;
+  /** Written by us; it is scrubbed all the same. Never a lower layer's message. */
+  message: string;
+  limits?: Limits;
+  observedBytes?: number;
+  httpStatus?: number;
+  rpcCode?: number;
+  /** The server's own error text; truncated and redacted before it is stored. */
+  rpcMessage?: string;
+  attempt?: number;
+  effect?: CallEffect;
+  closure?: ClosureCategory;
+  cancellation?: CancellationSource;
+  /** Marks a failure that recovery must never retry (credentials, TLS, the application's own veto). */
+  security?: boolean;
+  cause?: unknown;
+  redactor?: Redactor;
+}
+
+/** The record the CLI prints and hosts hand on: the error's public face, and nothing else. */
+export interface ErrorRecord {
+  type: "error";
+  code: ErrorCode;
+  reason: string;
+  stage: Stage;
+  phase: Phase;
+  message: string;
+  attempt: number;
+  attempts?: number;
+  limits?: Limits;
+  observedBytes: number | null;
+  httpStatus: number | null;
+  rpcCode: number | null;
+  rpcMessage?: string;
+  effect?: CallEffect;
+}
+
+/**
+ * The one public error. Callers match on `code` (and `reason` for detail); every public field is
+ * payload-free. The original error is kept as `cause`, in process only: it never reaches
+ * `message`, `toJSON()` or the CLI.
+ */
+export class TetherError extends Error {
+  override readonly name = "TetherError";
+  readonly code: ErrorCode;
+  readonly reason: string;
+  readonly stage: Stage;
+  readonly phase: Phase;
+  readonly limits: Limits | undefined;
+  readonly observedBytes: number | undefined;
+  readonly httpStatus: number | undefined;
+  readonly rpcCode: number | undefined;
+  readonly rpcMessage: string | undefined;
+  readonly effect: CallEffect | undefined;
+  readonly closure: ClosureCategory | undefined;
+  readonly cancellation: CancellationSource | undefined;
+  readonly security: boolean;
+  /** Which establishment attempt failed (1-based). */
+  attempt: number;
+  /** How many establishment attempts were made in all. */
+  attempts: number;
+  /** Outcomes of the attempts after the one this error reports, in order. */
+  laterFailures: TetherError[] = [];
+  /** Failures while disposing resources; they never replace this error. */
+  cleanupErrors: unknown[] = [];
+
+  constructor(init: TetherErrorInit) {
+    const redactor = init.redactor ?? baseRedactor;
+    super(redactor.scrub(init.message), init.cause === undefined ? undefined : { cause: init.cause });
+    this.code = init.code;
+    this.reason = init.reason;
+    this.stage = init.stage;
+    this.phase = init.phase;
+    this.limits = init.limits ? Object.freeze({ ...init.limits }) : undefined;
+    this.observedBytes = init.observedBytes;
+    this.httpStatus = init.httpStatus;
+    this.rpcCode = init.rpcCode;
+    this.rpcMessage = init.rpcMessage === undefined ? undefined : redactor.serverText(init.rpcMessage);
+    this.effect = init.effect;
+    this.closure = init.closure;
+    this.cancellation = init.cancellation;
+    this.security = init.security ?? false;
+    this.attempt = init.attempt ?? 1;
+    this.attempts = init.attempt ?? 1;
+  }
+
+  /** The canonical application record: what the CLI prints and what a host may show a model. */
+  toJSON(): ErrorRecord {
+    const record: ErrorRecord = {
+      type: "error",
+      code: this.code,
+      reason: this.reason,
+      stage: this.stage,
+      phase: this.phase,
+      message: this.message,
+      attempt: this.attempt,
+      observedBytes: this.observedBytes ?? null,
+      httpStatus: this.httpStatus ?? null,
+      rpcCode: this.rpcCode ?? null,
+    };
+    if (this.attempts !== undefined) record.attempts = this.attempts;
+    if (this.limits) record.limits = { ...this.limits };
+    if (this.rpcMessage !== undefined) record.rpcMessage = this.rpcMessage;
+    if (this.effect !== undefined) record.effect = this.effect;
+    return record;
+  }
+
+  /** Type guard usable across module copies of this class (matches on the brand, not identity). */
+  static is(value: unknown): value is TetherError {
+    return value instanceof TetherError || (value instanceof Error && value.name === "TetherError");
+  }
+}
+
+/** Wraps anything that is not already a TetherError as `internal`, keeping it as the in-process cause. */
+export function asTetherError(
+  error: unknown,
+  where: { stage: Stage; phase: Phase; redactor?: Redactor },
+): TetherError {
+  if (error instanceof TetherError) return error;
+  return new TetherError({
+    code: "internal",
+    reason: "unexpected",
+    stage: where.stage,
+    phase: where.phase,
+    message: "an unexpected internal failure occurred",
+    cause: error,
+    redactor: where.redactor,
+  });
+}

@@ -1,0 +1,21 @@
+export type { CallToolResult, OperationOptions, Tool } from "./client/client.ts";
+export { Client } from "./client/client.ts";
+export { connect } from "./connect/connect.ts";
+export type {
+  CallEffect,
+  CancellationSource,
+  ClosureCategory,
+  ErrorCode,
+  Phase,
+  Stage,
+} from "./errors/codes.ts";
+export type { ErrorRecord, Limits } from "./errors/tether-error.ts";
+export { TetherError } from "./errors/tether-error.ts";
+export type { LifecycleEvent } from "./lifecycle/events.ts";
+export { DIAGNOSTICS_CHANNEL } from "./lifecycle/events.ts";
+export { LIMITS } from "./options/limits.ts";
+export type { ConnectOptions, Deps, PhaseBudget } from "./options/options.ts";
+export type { ProtocolVersion } from "./protocol/versions.ts";
+export { KNOWN_VERSIONS } from "./protocol/versions.ts";
+export { CLEANUP_GRACE_MS } from "./transport/child-process.ts";
+export type { Era, TransportMode } from "./transport/transport.ts";

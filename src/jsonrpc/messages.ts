@@ -1,0 +1,122 @@
+/** JSON-RPC 2.0 message types and the guards that admit a parsed value as one of them. */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+export type JsonRpcId = string | number;
+
+export interface JsonRpcRequest {
+  jsonrpc: "2.0";
+  id: JsonRpcId;
+  method: string;
+  params?: JsonObject;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: "2.0";
+  method: string;
+  params?: JsonObject;
+}
+
+export interface JsonRpcSuccess {
+  jsonrpc: "2.0";
+  id: JsonRpcId;
+  result: JsonObject;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: JsonValue;
+}
+
+export interface JsonRpcFailure {
+  jsonrpc: "2.0";
+  id: JsonRpcId | null;
+  error: JsonRpcErrorObject;
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isId(value: unknown): value is JsonRpcId {
+  return typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
+}
+
+/** Admits one JSON-RPC message, or returns undefined for anything that is not one. */
+export function asMessage(value: unknown): JsonRpcMessage | undefined {
+  if (!isObject(value) || value.jsonrpc !== "2.0") return undefined;
+  if (typeof value.method === "string") {
+    if (value.params !== undefined && !isObject(value.params)) return undefined;
+    if ("id" in value) return isId(value.id) ? (value as unknown as JsonRpcRequest) : undefined;
+    return value as unknown as JsonRpcNotification;
+  }
+  if ("result" in value) {
+    return isId(value.id) && isObject(value.result) ? (value as unknown as JsonRpcSuccess) : undefined;
+  }
+  if ("error" in value) {
+    const error = value.error;
+    if (!isObject(error) || typeof error.code !== "number" || !Number.isInteger(error.code)) return undefined;
+    if (error.message !== undefined && typeof error.message !== "string") return undefined;
+    if (value.id !== null && value.id !== undefined && !isId(value.id)) return undefined;
+    return {
+      jsonrpc: "2.0",
+      id: (value.id ?? null) as JsonRpcId | null,
+      error: {
+        code: error.code,
+        message: (error.message as string | undefined) ?? "",
+        data: error.data as JsonValue,
+      },
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Admits a parsed frame: one message, or a batch array of them (2025-03-26 servers may batch).
+ * Returns undefined when any member is not a message, so a frame is taken whole or not at all.
+ */
+export function asMessages(value: unknown): JsonRpcMessage[] | undefined {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return undefined;
+    const out: JsonRpcMessage[] = [];
+    for (const item of value) {
+      const m = asMessage(item);
+      if (!m) return undefined;
+      out.push(m);
+    }
+    return out;
+  }
+  const m = asMessage(value);
+  return m ? [m] : undefined;
+}
+
+export function isRequest(m: JsonRpcMessage): m is JsonRpcRequest {
+  return "method" in m && "id" in m;
+}
+
+export function isNotification(m: JsonRpcMessage): m is JsonRpcNotification {
+  return "method" in m && !("id" in m);
+}
+
+export function isResponse(m: JsonRpcMessage): m is JsonRpcResponse {
+  return !("method" in m);
+}
+
+export function isFailure(m: JsonRpcMessage): m is JsonRpcFailure {
+  return "error" in m;
+}
+
+/** A JSON-RPC error the server sent. Internal: it becomes a TetherError at the public boundary. */
+export class RpcReplyError extends Error {
+  override readonly name = "RpcReplyError";
+  constructor(
+    readonly error: JsonRpcErrorObject,
+    readonly httpStatus?: number,
+  ) {
+    super(`JSON-RPC error ${error.code}`);
+  }
+}

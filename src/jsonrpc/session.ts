@@ -1,0 +1,225 @@
+import type { Phase, Stage } from "../errors/codes.ts";
+import { closedError, failureFrom, limitError } from "../errors/failures.ts";
+import type { Redactor } from "../errors/redact.ts";
+import { asTetherError, type TetherError } from "../errors/tether-error.ts";
+import type { Transport, Unsubscribe } from "../transport/transport.ts";
+import {
+  isNotification,
+  isRequest,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  RpcReplyError,
+} from "./messages.ts";
+
+export type SessionState = "connecting" | "open" | "closing" | "closed";
+
+export interface RequestOptions {
+  /** Bounds the wait; its abort reason is what the request rejects with. */
+  signal: AbortSignal;
+  /** Ceiling for the reply's bytes. */
+  maxBytes: number;
+  /** Per-request headers for HTTP transports (the protocol layer computes them). */
+  headers?: Readonly<Record<string, string>>;
+  /**
+   * Whether abandoning the request sends `notifications/cancelled`. Never for `initialize`; not on
+   * modern HTTP, where closing the reply stream is the cancellation.
+   */
+  cancelOnAbort: boolean;
+  /** Headers for the `notifications/cancelled` message, if one is sent. */
+  cancelHeaders?: Readonly<Record<string, string>>;
+}
+
+export interface Reply {
+  result: JsonObject;
+  /** Raw size of the frame that carried it. */
+  bytes: number;
+}
+
+interface Pending {
+  resolve(reply: Reply): void;
+  reject(error: unknown): void;
+  maxBytes: number;
+}
+
+export interface SessionOptions {
+  redactor: Redactor;
+  /** Ceiling for the responses we send to server requests (their HTTP replies are empty). */
+  onNotification?: (message: JsonRpcNotification) => void;
+}
+
+/**
+ * One JSON-RPC conversation over one transport: ids, the pending map, and an explicit state.
+ * Closing swaps out the pending map and settles every waiter with the same closure error; the
+ * first cause wins. The session owns its transport and closes it exactly once.
+ */
+export class Session {
+  readonly transport: Transport;
+  #state: SessionState = "connecting";
+  #nextId = 1;
+  #pending = new Map<JsonRpcId, Pending>();
+  #closure: TetherError | undefined;
+  #closing: Promise<void> | undefined;
+  readonly #life = new AbortController();
+  readonly #unsubscribe: Unsubscribe[];
+  readonly #options: SessionOptions;
+  /** Where the session is, for closure errors: set by whoever drives it. */
+  stage: Stage = "initialize";
+  phase: Phase = "discovery";
+
+  constructor(transport: Transport, options: SessionOptions) {
+    this.transport = transport;
+    this.#options = options;
+    this.#unsubscribe = [
+      transport.onMessage((m, bytes) => this.#receive(m, bytes)),
+      transport.onClose((error) => void this.close(error)),
+    ];
+  }
+
+  get state(): SessionState {
+    return this.#state;
+  }
+
+  /** The error that closed the session, once it is closing or closed. */
+  get closure(): TetherError | undefined {
+    return this.#closure;
+  }
+
+  markOpen(): void {
+    if (this.#state === "connecting") this.#state = "open";
+  }
+
+  request(method: string, params: JsonObject | undefined, options: RequestOptions): Promise<Reply> {
+    if (this.#closure) return Promise.reject(this.#closure);
+    if (options.signal.aborted) return Promise.reject(options.signal.reason);
+    const id = this.#nextId++;
+    const message: JsonRpcRequest = { jsonrpc: "2.0", id, method };
+    if (params !== undefined) message.params = params;
+    return new Promise<Reply>((resolve, reject) => {
+      const { signal } = options;
+      const onAbort = () => {
+        if (!this.#pending.delete(id)) return;
+        reject(signal.reason);
+        if (options.cancelOnAbort) this.#sendCancel(id, options.cancelHeaders);
+      };
+      const done = () => signal.removeEventListener("abort", onAbort);
+      this.#pending.set(id, {
+        resolve: (reply) => {
+          done();
+          resolve(reply);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+        maxBytes: options.maxBytes,
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.transport
+        .send(message, { signal, maxBytes: options.maxBytes, headers: options.headers, requestId: id })
+        .catch((error: unknown) => {
+          const entry = this.#pending.get(id);
+          if (!entry) return;
+          this.#pending.delete(id);
+          entry.reject(error);
+        });
+    });
+  }
+
+  /** Sends a notification; resolves once it is handed to the transport (and, on HTTP, accepted). */
+  async notify(
+    method: string,
+    params: JsonObject | undefined,
+    signal: AbortSignal,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<void> {
+    if (this.#closure) throw this.#closure;
+    const message: JsonRpcNotification = { jsonrpc: "2.0", method };
+    if (params !== undefined) message.params = params;
+    await this.transport.send(message, { signal, maxBytes: 64 * 1024, headers });
+  }
+
+  #sendCancel(id: JsonRpcId, headers?: Readonly<Record<string, string>>): void {
+    if (this.#closure) return;
+    this.notify(
+      "notifications/cancelled",
+      { requestId: id, reason: "cancelled by the client" },
+      this.#life.signal,
+      headers,
+    ).catch(() => {});
+  }
+
+  #receive(message: JsonRpcMessage, bytes: number): void {
+    if (this.#closure) return;
+    if (isRequest(message)) {
+      this.#answerServerRequest(message);
+      return;
+    }
+    if (isNotification(message)) {
+      try {
+        this.#options.onNotification?.(message);
+      } catch {
+        // A listener's failure is its own.
+      }
+      return;
+    }
+    if (message.id === null) return;
+    const entry = this.#pending.get(message.id);
+    // A response to nothing we are waiting for (never sent, or already abandoned) is dropped.
+    if (!entry) return;
+    this.#pending.delete(message.id);
+    if (bytes > entry.maxBytes) {
+      entry.reject(
+        limitError(
+          { stage: this.stage, phase: this.phase, redactor: this.#options.redactor },
+          "response_too_large",
+          `the reply passed the ${entry.maxBytes}-byte ceiling`,
+          bytes,
+          { maxBytes: entry.maxBytes },
+        ),
+      );
+      return;
+    }
+    if ("error" in message) entry.reject(new RpcReplyError(message.error));
+    else entry.resolve({ result: message.result, bytes });
+  }
+
+  /** We declare no client capabilities: `ping` is answered, anything else is refused with -32601. */
+  #answerServerRequest(request: JsonRpcRequest): void {
+    const reply: JsonRpcMessage =
+      request.method === "ping"
+        ? { jsonrpc: "2.0", id: request.id, result: {} }
+        : { jsonrpc: "2.0", id: request.id, error: { code: -32601, message: "Method not found" } };
+    this.transport.send(reply, { signal: this.#life.signal, maxBytes: 64 * 1024 }).catch(() => {});
+  }
+
+  /**
+   * Closes the session: settles every pending waiter with one closure error (the first cause
+   * wins), then closes the transport. Idempotent; every call gets the same promise.
+   */
+  close(cause?: unknown): Promise<void> {
+    if (this.#closing) return this.#closing;
+    const where = { stage: this.stage, phase: this.phase, redactor: this.#options.redactor };
+    this.#closure =
+      cause === undefined
+        ? closedError(where, "closed_by_client", "the client closed the connection")
+        : failureFrom(cause, where, (e) => asTetherError(e, where));
+    this.#state = "closing";
+    const pending = this.#pending;
+    this.#pending = new Map();
+    for (const entry of pending.values()) entry.reject(this.#closure);
+    for (const u of this.#unsubscribe) u();
+    this.#life.abort();
+    this.#closing = this.transport.close().then(
+      () => {
+        this.#state = "closed";
+      },
+      () => {
+        this.#state = "closed";
+      },
+    );
+    return this.#closing;
+  }
+}

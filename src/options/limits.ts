@@ -1,0 +1,26 @@
+/**
+ * Every numeric limit: its default and its maximum. An absent value means the default, never
+ * "unlimited"; a value must be a finite positive integer no larger than the maximum.
+ */
+export const LIMITS = {
+  /** Baseline time budget of each phase, in ms. */
+  timeoutMs: { default: 30_000, max: 3_600_000 },
+  /** Baseline byte ceiling for one response, raw bytes as received. */
+  maxResponseBytes: { default: 16 * 1024 * 1024, max: 1024 * 1024 * 1024 },
+  /** Ceiling for one unsolicited frame (notification or server request), in bytes. */
+  maxFrameBytes: { default: 1024 * 1024, max: 64 * 1024 * 1024 },
+  /** How long a `server/discover` probe may stay silent before a stdio server counts as legacy, in ms. */
+  probeTimeoutMs: { default: 2_000, max: 600_000 },
+  /** How long one attempt's handshake (discover or initialize) may take, in ms. */
+  handshakeTimeoutMs: { default: 15_000, max: 3_600_000 },
+  /** Most tools accepted from one server, over all pages. */
+  maxTools: { default: 10_000, max: 1_000_000 },
+  /** Most pages followed for one list. */
+  maxListPages: { default: 100, max: 10_000 },
+  /** Ceiling for one tool's input schema, serialised, in bytes. */
+  maxToolSchemaBytes: { default: 256 * 1024, max: 16 * 1024 * 1024 },
+  /** Most `input_required` rounds for one request (2026-07-28). */
+  maxInputRounds: { default: 8, max: 100 },
+} as const;
+
+export type LimitName = keyof typeof LIMITS;

@@ -1,0 +1,76 @@
+import type { Clock } from "../lifecycle/clock.ts";
+import type { LifecycleEvent } from "../lifecycle/events.ts";
+import type { SpawnFn } from "../transport/child-process.ts";
+import type { FetchFn } from "../transport/http-common.ts";
+
+/** A phase's own budget; each field overrides the baseline for that phase only. */
+export interface PhaseBudget {
+  /** Time budget of the phase, in ms. Discovery: the whole establishment deadline. Call: each call's deadline. */
+  timeoutMs?: number;
+  /** Byte ceiling for one response in the phase, raw bytes as received. */
+  maxResponseBytes?: number;
+}
+
+/** Platform seams; real ones by default. Tests pass fakes here instead of patching globals. */
+export interface Deps {
+  fetch?: FetchFn;
+  spawn?: SpawnFn;
+  clock?: Clock;
+}
+
+export interface ConnectOptions {
+  /** An HTTP server's MCP endpoint. Exactly one of `url` and `command` is given. */
+  url?: string | URL;
+  /** Headers sent on every HTTP request; their values are treated as secrets in all output. */
+  headers?: Record<string, string>;
+  /** HTTP transport: `auto` (default) follows the spec's detection; the others skip it. */
+  transport?: "auto" | "streamable-http" | "sse";
+  /** A stdio server's command. */
+  command?: string;
+  args?: readonly string[];
+  /** Extra environment for a stdio server (on top of ours); values are treated as secrets. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** A stdio server's stderr is its log: dropped (default) or passed through to ours. */
+  serverStderr?: "ignore" | "inherit";
+
+  /** Exact pin: only this version is accepted. Not with `maxProtocolVersion`. */
+  protocolVersion?: string;
+  /** Ceiling: never send or accept a newer version; negotiate the highest mutually supported one below. */
+  maxProtocolVersion?: string;
+
+  /** Baseline time budget for both phases, in ms (default 30000, max 3600000). */
+  timeoutMs?: number;
+  /** Baseline byte ceiling per response for both phases (default 16 MiB, max 1 GiB). */
+  maxResponseBytes?: number;
+  /** Ceiling for one unsolicited frame: notifications, server requests (default 1 MiB, max 64 MiB). */
+  maxFrameBytes?: number;
+  /** Establishment and tool listing. */
+  discovery?: PhaseBudget;
+  /** `tools/call` and the other operations of an established client. */
+  call?: PhaseBudget;
+  /** Sub-limit of the discovery deadline for a silent stdio probe, in ms (default 2000, max 600000). */
+  probeTimeoutMs?: number;
+  /** Sub-limit of the discovery deadline for one attempt's handshake, in ms (default 15000). */
+  handshakeTimeoutMs?: number;
+  /** Most tools accepted over all pages (default 10000, max 1000000). */
+  maxTools?: number;
+  /** Most pages followed for one list (default 100, max 10000). */
+  maxListPages?: number;
+  /** Ceiling for one tool's serialised input schema, in bytes (default 256 KiB, max 16 MiB). */
+  maxToolSchemaBytes?: number;
+  /** Most `input_required` rounds for one request (default 8, max 100). */
+  maxInputRounds?: number;
+
+  /** Open the optional server-to-client GET stream on legacy Streamable HTTP (default true). */
+  listen?: boolean;
+  /** List the tools inside the establishment deadline (the CLI's `tools` does). */
+  prefetchTools?: boolean;
+  /** Cancels establishment; linked into every wait. Never aborted by us. */
+  signal?: AbortSignal;
+  /** Payload-free lifecycle events. A listener that throws cannot break the connection. */
+  onEvent?: (event: LifecycleEvent) => void;
+  /** Sent to the server as our identity. */
+  clientInfo?: { name: string; version: string };
+  deps?: Deps;
+}

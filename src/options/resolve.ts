@@ -1,0 +1,218 @@
+import { spawn } from "node:child_process";
+import { configError } from "../errors/failures.ts";
+import { Redactor, secretsOf } from "../errors/redact.ts";
+import { type Clock, realClock } from "../lifecycle/clock.ts";
+import { EventSink } from "../lifecycle/events.ts";
+import {
+  isKnownVersion,
+  KNOWN_VERSIONS,
+  LATEST_VERSION,
+  type ProtocolVersion,
+} from "../protocol/versions.ts";
+import type { SpawnFn } from "../transport/child-process.ts";
+import type { FetchFn } from "../transport/http-common.ts";
+import { LIMITS, type LimitName } from "./limits.ts";
+import type { ConnectOptions } from "./options.ts";
+
+export interface ResolvedBudget {
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export type ResolvedTarget =
+  | {
+      kind: "http";
+      url: URL;
+      headers: Record<string, string>;
+      transport: "auto" | "streamable-http" | "sse";
+    }
+  | {
+      kind: "stdio";
+      command: string;
+      args: readonly string[];
+      env: Record<string, string> | undefined;
+      cwd: string | undefined;
+      stderr: "ignore" | "inherit";
+    };
+
+export type VersionPolicy =
+  | { mode: "auto"; ceiling: ProtocolVersion }
+  | { mode: "pin"; version: ProtocolVersion; ceiling: ProtocolVersion }
+  | { mode: "ceiling"; ceiling: ProtocolVersion };
+
+/** Options after validation: internals take only this. */
+export interface ResolvedOptions {
+  target: ResolvedTarget;
+  policy: VersionPolicy;
+  discovery: ResolvedBudget;
+  call: ResolvedBudget;
+  maxFrameBytes: number;
+  probeTimeoutMs: number;
+  handshakeTimeoutMs: number;
+  maxTools: number;
+  maxListPages: number;
+  maxToolSchemaBytes: number;
+  maxInputRounds: number;
+  listen: boolean;
+  prefetchTools: boolean;
+  clientInfo: { name: string; version: string };
+  redactor: Redactor;
+  events: EventSink;
+  fetch: FetchFn;
+  spawn: SpawnFn;
+  clock: Clock;
+}
+
+export const CLIENT_INFO = { name: "tether", version: "0.1.0" };
+
+/** Validates one limit: absent means the default; otherwise a finite positive integer within the maximum. */
+export function limit(name: string, value: unknown, which: LimitName): number {
+  const rule = LIMITS[which];
+  if (value === undefined) return rule.default;
+  if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value) || value <= 0) {
+    throw configError("invalid_limit", `${name} must be a positive whole number (at most ${rule.max})`);
+  }
+  if (value > rule.max) throw configError("invalid_limit", `${name} must be at most ${rule.max}`);
+  return value;
+}
+
+function version(name: string, value: unknown): ProtocolVersion {
+  if (!isKnownVersion(value)) {
+    throw configError("unknown_version", `${name} must be one of ${KNOWN_VERSIONS.join(", ")}`);
+  }
+  return value;
+}
+
+function stringRecord(name: string, value: unknown): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw configError("invalid_option", `${name} must be an object of strings`);
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== "string") throw configError("invalid_option", `${name}.${k} must be a string`);
+  }
+  return value as Record<string, string>;
+}
+
+function budget(
+  name: "discovery" | "call",
+  phase: ConnectOptions["discovery"],
+  base: ResolvedBudget,
+): ResolvedBudget {
+  if (phase === undefined) return base;
+  if (typeof phase !== "object" || phase === null)
+    throw configError("invalid_option", `${name} must be an object`);
+  return {
+    timeoutMs:
+      phase.timeoutMs === undefined
+        ? base.timeoutMs
+        : limit(`${name}.timeoutMs`, phase.timeoutMs, "timeoutMs"),
+    maxResponseBytes:
+      phase.maxResponseBytes === undefined
+        ? base.maxResponseBytes
+        : limit(`${name}.maxResponseBytes`, phase.maxResponseBytes, "maxResponseBytes"),
+  };
+}
+
+function target(o: ConnectOptions): ResolvedTarget {
+  if ((o.url === undefined) === (o.command === undefined)) {
+    throw configError(
+      "invalid_target",
+      "give exactly one of url (an HTTP server) and command (a stdio server)",
+    );
+  }
+  if (o.url !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(String(o.url));
+    } catch {
+      throw configError("invalid_target", "url is not a valid URL");
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw configError("invalid_target", "url must use http or https");
+    }
+    const transport = o.transport ?? "auto";
+    if (!["auto", "streamable-http", "sse"].includes(transport)) {
+      throw configError("invalid_option", "transport must be auto, streamable-http or sse");
+    }
+    const headers = { ...stringRecord("headers", o.headers) };
+    // Credentials in the URL's userinfo become a Basic header; they never travel in the URL.
+    if (url.username || url.password) {
+      const basic = Buffer.from(
+        `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
+      ).toString("base64");
+      headers.authorization ??= `Basic ${basic}`;
+      url.username = "";
+      url.password = "";
+    }
+    return { kind: "http", url, headers, transport };
+  }
+  if (typeof o.command !== "string" || o.command.trim() === "") {
+    throw configError("invalid_target", "command must be a non-empty string");
+  }
+  if (o.args !== undefined && (!Array.isArray(o.args) || o.args.some((a) => typeof a !== "string"))) {
+    throw configError("invalid_option", "args must be an array of strings");
+  }
+  const stderr = o.serverStderr ?? "ignore";
+  if (stderr !== "ignore" && stderr !== "inherit")
+    throw configError("invalid_option", "serverStderr must be ignore or inherit");
+  return {
+    kind: "stdio",
+    command: o.command,
+    args: o.args ?? [],
+    env: stringRecord("env", o.env),
+    cwd: o.cwd,
+    stderr,
+  };
+}
+
+function policy(o: ConnectOptions): VersionPolicy {
+  if (o.protocolVersion !== undefined && o.maxProtocolVersion !== undefined) {
+    throw configError(
+      "conflicting_options",
+      "protocolVersion (a pin) and maxProtocolVersion (a ceiling) cannot be combined",
+    );
+  }
+  if (o.protocolVersion !== undefined) {
+    const v = version("protocolVersion", o.protocolVersion);
+    return { mode: "pin", version: v, ceiling: v };
+  }
+  if (o.maxProtocolVersion !== undefined)
+    return { mode: "ceiling", ceiling: version("maxProtocolVersion", o.maxProtocolVersion) };
+  return { mode: "auto", ceiling: LATEST_VERSION };
+}
+
+/** Normalises and validates options once, before any I/O. Throws a `config` TetherError. */
+export function resolveOptions(o: ConnectOptions): ResolvedOptions {
+  if (typeof o !== "object" || o === null) throw configError("invalid_option", "options must be an object");
+  const base: ResolvedBudget = {
+    timeoutMs: limit("timeoutMs", o.timeoutMs, "timeoutMs"),
+    maxResponseBytes: limit("maxResponseBytes", o.maxResponseBytes, "maxResponseBytes"),
+  };
+  const t = target(o);
+  const secrets = [
+    ...(t.kind === "http" ? secretsOf(new URL(String(o.url)), t.headers) : []),
+    ...(t.kind === "stdio" && t.env ? Object.values(t.env) : []),
+  ];
+  return {
+    target: t,
+    policy: policy(o),
+    discovery: budget("discovery", o.discovery, base),
+    call: budget("call", o.call, base),
+    maxFrameBytes: limit("maxFrameBytes", o.maxFrameBytes, "maxFrameBytes"),
+    probeTimeoutMs: limit("probeTimeoutMs", o.probeTimeoutMs, "probeTimeoutMs"),
+    handshakeTimeoutMs: limit("handshakeTimeoutMs", o.handshakeTimeoutMs, "handshakeTimeoutMs"),
+    maxTools: limit("maxTools", o.maxTools, "maxTools"),
+    maxListPages: limit("maxListPages", o.maxListPages, "maxListPages"),
+    maxToolSchemaBytes: limit("maxToolSchemaBytes", o.maxToolSchemaBytes, "maxToolSchemaBytes"),
+    maxInputRounds: limit("maxInputRounds", o.maxInputRounds, "maxInputRounds"),
+    listen: o.listen ?? true,
+    prefetchTools: o.prefetchTools ?? false,
+    clientInfo: o.clientInfo ?? CLIENT_INFO,
+    redactor: new Redactor(secrets),
+    events: new EventSink(o.onEvent),
+    fetch: o.deps?.fetch ?? globalThis.fetch,
+    spawn: o.deps?.spawn ?? spawn,
+    clock: o.deps?.clock ?? realClock,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Raw byte accounting for everything that arrives. A chunk is checked against the ceiling before
+ * it is accepted; once the ceiling is passed the budget is spent for good.
+ */
+export class ByteCeilingExceeded extends Error {
+  override readonly name = "ByteCeilingExceeded";
+  constructor(
+    /** Bytes read before the refusal, the refused chunk included: what was really observed. */
+    readonly observedBytes: number,
+    readonly maxBytes: number,
+  ) {
+    super("byte ceiling exceeded");
+  }
+}
+
+export class ByteBudget {
+  #seen = 0;
+  constructor(readonly maxBytes: number) {}
+
+  get seenBytes(): number {
+    return this.#seen;
+  }
+
+  /** Accepts `n` more bytes, or throws ByteCeilingExceeded if that would pass the ceiling. */
+  take(n: number): void {
+    if (this.#seen + n > this.maxBytes) {
+      this.#seen += n;
+      throw new ByteCeilingExceeded(this.#seen, this.maxBytes);
+    }
+    this.#seen += n;
+  }
+}
+
+/**
+ * Yields a body's chunks, each counted against `budget` before it is handed on. The reader is
+ * cancelled however the loop ends (refusal, abort, or the consumer stopping early).
+ */
+export async function* boundedChunks(
+  body: ReadableStream<Uint8Array>,
+  budget: ByteBudget,
+  signal: AbortSignal,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  const reader = body.getReader();
+  const onAbort = () => {
+    reader.cancel(signal.reason).catch(() => {});
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  let finished = false;
+  try {
+    while (true) {
+      if (signal.aborted) throw signal.reason;
+      const { done, value } = await reader.read();
+      if (done) {
+        finished = true;
+        return;
+      }
+      if (signal.aborted) throw signal.reason;
+      budget.take(value.byteLength);
+      yield value;
+    }
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    throw error;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    if (!finished) reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/** Reads a whole body under the budget, keeping fragments in an array and joining once. */
+export async function readBounded(
+  body: ReadableStream<Uint8Array>,
+  budget: ByteBudget,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of boundedChunks(body, budget, signal)) {
+    parts.push(chunk);
+    total += chunk.byteLength;
+  }
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
+}

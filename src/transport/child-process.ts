@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from "node:child_process";
+
+/** After stdin closes, how long a server gets to exit by itself before SIGTERM. */
+export const STDIN_CLOSE_GRACE_MS = 500;
+/** After SIGTERM, how long a server gets before SIGKILL. */
+export const SIGTERM_GRACE_MS = 1000;
+/**
+ * The most any shutdown of ours can take beyond the deadline that triggered it: the two graces
+ * above, plus a little for the kernel to reap the killed process.
+ */
+export const CLEANUP_GRACE_MS = STDIN_CLOSE_GRACE_MS + SIGTERM_GRACE_MS + 250;
+
+export type SpawnFn = typeof spawn;
+
+export interface ChildOptions {
+  command: string;
+  args: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+  /** What happens to the server's stderr, which is its log: dropped, or passed through to ours. */
+  stderr: "ignore" | "inherit";
+}
+
+export function startChild(options: ChildOptions, spawnFn: SpawnFn = spawn): ChildProcess {
+  return spawnFn(options.command, [...options.args], {
+    cwd: options.cwd,
+    env: options.env ? { ...process.env, ...options.env } : process.env,
+    stdio: ["pipe", "pipe", options.stderr],
+    windowsHide: true,
+  });
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (value: boolean) => {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      resolve(value);
+    };
+    const onExit = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    child.once("exit", onExit);
+  });
+}
+
+/**
+ * The one shutdown path for a server process: close stdin and wait, then SIGTERM and wait, then
+ * SIGKILL. With `graceful: false` (a failed or expired establishment) it skips the stdin wait.
+ * Resolves once the process has exited (or could not be signalled at all).
+ */
+export async function stopChild(child: ChildProcess, graceful: boolean): Promise<void> {
+  child.stdin?.end();
+  child.stdin?.destroy();
+  if (exited(child) || child.pid === undefined) return;
+  if (graceful && (await waitExit(child, STDIN_CLOSE_GRACE_MS))) return;
+  child.kill("SIGTERM");
+  if (await waitExit(child, SIGTERM_GRACE_MS)) return;
+  child.kill("SIGKILL");
+  await waitExit(child, 250);
+}

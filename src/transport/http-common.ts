@@ -1,0 +1,97 @@
+import { networkError } from "../errors/failures.ts";
+import type { Redactor } from "../errors/redact.ts";
+import { decodeText } from "../jsonrpc/decode.ts";
+import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
+import { interruptOf } from "../lifecycle/interrupt.ts";
+import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
+import { type BodyKind, HttpRejection } from "./http-rejection.ts";
+
+export type FetchFn = typeof fetch;
+
+/** How much of a refused request's body is read to learn what it was; the rest is never read. */
+export const ERROR_BODY_PEEK_BYTES = 16 * 1024;
+
+export interface HttpOptions {
+  url: URL;
+  /** Headers configured by the user (credentials among them); sent on every request. */
+  headers: Readonly<Record<string, string>>;
+  fetch: FetchFn;
+  redactor: Redactor;
+}
+
+export function mediaType(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/** Retry-After as ms: delta-seconds or an HTTP date. */
+export function retryAfterMs(response: Response): number | undefined {
+  const value = response.headers.get("retry-after");
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/**
+ * Reads at most a small prefix of a refused request's body, to tell a JSON-RPC error from
+ * anything else, then releases the body. A 20 MB error page costs 16 KiB.
+ */
+export async function rejectionOf(response: Response, signal: AbortSignal): Promise<HttpRejection> {
+  const retry = retryAfterMs(response);
+  if (!response.body) return new HttpRejection(response.status, "empty", undefined, retry, 0);
+  const budget = new ByteBudget(ERROR_BODY_PEEK_BYTES);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBounded(response.body, budget, signal);
+  } catch (error) {
+    if (error instanceof ByteCeilingExceeded) {
+      return new HttpRejection(response.status, "unreadable", undefined, retry, error.observedBytes);
+    }
+    if (interruptOf(signal)) throw signal.reason;
+    return new HttpRejection(response.status, "unreadable", undefined, retry, budget.seenBytes);
+  }
+  if (bytes.byteLength === 0) return new HttpRejection(response.status, "empty", undefined, retry, 0);
+  const text = new TextDecoder().decode(bytes);
+  let kind: BodyKind = "text";
+  let rpc: JsonRpcErrorObject | undefined;
+  const decoded = decodeText(text);
+  if (decoded.ok) {
+    const failure = decoded.messages.find((m) => "error" in m);
+    if (failure && "error" in failure) {
+      kind = "jsonrpc";
+      rpc = failure.error;
+    } else kind = "json";
+  } else {
+    try {
+      JSON.parse(text);
+      kind = "json";
+    } catch {
+      kind = "text";
+    }
+  }
+  return new HttpRejection(response.status, kind, rpc, retry, bytes.byteLength);
+}
+
+/**
+ * Runs fetch and maps its failure: an abort passes through as the signal's reason (an Interrupt);
+ * anything else is a network failure, classified by errno, never by message.
+ */
+export async function fetchOrFail(
+  fetchFn: FetchFn,
+  url: URL,
+  init: RequestInit,
+  signal: AbortSignal,
+  where: { stage: "http_request" | "sse_endpoint"; phase: "discovery" | "call"; redactor: Redactor },
+): Promise<Response> {
+  try {
+    return await fetchFn(url, { ...init, signal });
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    throw networkError(where, error);
+  }
+}
+
+/** Releases a response body we will not read. */
+export function discard(response: Response): void {
+  response.body?.cancel().catch(() => {});
+}

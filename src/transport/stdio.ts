@@ -1,0 +1,188 @@
+import type { ChildProcess } from "node:child_process";
+import { closedError, limitError, networkError, protocolError } from "../errors/failures.ts";
+import type { Redactor } from "../errors/redact.ts";
+import type { TetherError } from "../errors/tether-error.ts";
+import { decodeFrame } from "../jsonrpc/decode.ts";
+import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
+import { ByteCeilingExceeded } from "./byte-budget.ts";
+import { type ChildOptions, type SpawnFn, startChild, stopChild } from "./child-process.ts";
+import { LineFramer } from "./line-framer.ts";
+import { Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
+
+export interface StdioTransportOptions extends ChildOptions {
+  /** Ceiling for one line from the server, in bytes (its newline not counted). */
+  maxLineBytes: number;
+  redactor: Redactor;
+  spawn?: SpawnFn;
+}
+
+/**
+ * A server process spoken to over stdin/stdout, one JSON-RPC message per line. This transport
+ * owns the process: it starts it, and `close()` stops it exactly once.
+ */
+export class StdioTransport implements Transport {
+  readonly mode = "stdio" as const;
+  readonly #options: StdioTransportOptions;
+  readonly #messages = new Listeners<[JsonRpcMessage, number]>();
+  readonly #closes = new Listeners<[TetherError]>();
+  #child: ChildProcess | undefined;
+  #closed: TetherError | undefined;
+  #closing: Promise<void> | undefined;
+  #framer: LineFramer;
+
+  constructor(options: StdioTransportOptions) {
+    this.#options = options;
+    this.#framer = new LineFramer(options.maxLineBytes);
+  }
+
+  /** The process id, once started: tests use it to tell fresh attempts apart. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe {
+    return this.#messages.add(listener);
+  }
+
+  onClose(listener: (error: TetherError) => void): Unsubscribe {
+    return this.#closes.add(listener);
+  }
+
+  start(signal: AbortSignal): Promise<void> {
+    const where = { stage: "spawn" as const, phase: "discovery" as const, redactor: this.#options.redactor };
+    if (signal.aborted) return Promise.reject(signal.reason);
+    let child: ChildProcess;
+    try {
+      child = startChild(this.#options, this.#options.spawn);
+    } catch (cause) {
+      return Promise.reject(
+        closedError(where, "process_exit", "the server process could not be started", cause),
+      );
+    }
+    this.#child = child;
+    child.stdout?.on("data", (chunk: Buffer) => this.#onData(chunk));
+    child.stdout?.on("end", () =>
+      this.#fail(closedError(this.#where(), "eof", "the server closed its output")),
+    );
+    child.stdin?.on("error", (cause) => this.#fail(networkError(this.#where(), cause)));
+    child.on("exit", () =>
+      this.#fail(closedError(this.#where(), "process_exit", "the server process exited")),
+    );
+    return new Promise<void>((resolve, reject) => {
+      const cleanup = () => {
+        child.off("spawn", onSpawn);
+        child.off("error", onError);
+        signal.removeEventListener("abort", onAbort);
+      };
+      const onSpawn = () => {
+        cleanup();
+        child.on("error", (cause) =>
+          this.#fail(closedError(this.#where(), "process_exit", "the server process failed", cause)),
+        );
+        resolve();
+      };
+      const onError = (cause: Error) => {
+        cleanup();
+        const error = closedError(where, "process_exit", "the server process could not be started", cause);
+        this.#fail(error);
+        reject(error);
+      };
+      const onAbort = () => {
+        cleanup();
+        reject(signal.reason);
+      };
+      child.once("spawn", onSpawn);
+      child.once("error", onError);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
+    if (this.#closed) throw this.#closed;
+    const stdin = this.#child?.stdin;
+    if (!stdin || stdin.destroyed) throw closedError(this.#where(), "eof", "the server's input is closed");
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    const ok = stdin.write(`${JSON.stringify(message)}\n`);
+    if (ok) return;
+    // Back-pressure: wait for the pipe to drain, for the channel to fail, or for the caller.
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        stdin.off("drain", onDrain);
+        unsubscribe();
+        ctx.signal.removeEventListener("abort", onAbort);
+      };
+      const onDrain = () => {
+        done();
+        resolve();
+      };
+      const onAbort = () => {
+        done();
+        reject(ctx.signal.reason);
+      };
+      const unsubscribe = this.#closes.add((error) => {
+        done();
+        reject(error);
+      });
+      stdin.once("drain", onDrain);
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    const graceful = !this.#closed;
+    this.#fail(closedError(this.#where(), "closed_by_client", "the client closed the connection"));
+    const child = this.#child;
+    if (!child) return;
+    child.stdout?.removeAllListeners("data");
+    child.stdout?.destroy();
+    await stopChild(child, graceful);
+    child.removeAllListeners();
+    child.stdin?.removeAllListeners();
+  }
+
+  #where() {
+    return { stage: "call" as const, phase: "call" as const, redactor: this.#options.redactor };
+  }
+
+  #onData(chunk: Buffer): void {
+    if (this.#closed) return;
+    try {
+      this.#framer.push(chunk, (line) => {
+        const decoded = decodeFrame(line);
+        // Lines that are not JSON-RPC (a banner, a stray log line) are skipped: stdout is the
+        // channel, and one bad line does not say the next is bad.
+        if (!decoded.ok) return;
+        for (const m of decoded.messages) this.#messages.emit(m, line.byteLength);
+      });
+    } catch (error) {
+      if (error instanceof ByteCeilingExceeded) {
+        this.#fail(
+          limitError(
+            this.#where(),
+            "frame_too_large",
+            `a line from the server passed the ${error.maxBytes}-byte ceiling`,
+            error.observedBytes,
+            { maxBytes: error.maxBytes },
+          ),
+        );
+        void this.close();
+        return;
+      }
+      this.#fail(protocolError(this.#where(), "malformed", "the server's output could not be read", error));
+      void this.close();
+    }
+  }
+
+  #fail(error: TetherError): void {
+    if (this.#closed) return;
+    this.#closed = error;
+    this.#closes.emit(error);
+    this.#closes.clear();
+    this.#messages.clear();
+  }
+}

@@ -1,0 +1,335 @@
+import type { Phase } from "../errors/codes.ts";
+import { closedError, limitError, protocolError } from "../errors/failures.ts";
+import type { TetherError } from "../errors/tether-error.ts";
+import { decodeFrame, decodeText } from "../jsonrpc/decode.ts";
+import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
+import { linkSignals, sleep } from "../lifecycle/abort.ts";
+import type { Clock } from "../lifecycle/clock.ts";
+import { atLeast } from "../protocol/versions.ts";
+import { ByteBudget, ByteCeilingExceeded, boundedChunks, readBounded } from "./byte-budget.ts";
+import { discard, fetchOrFail, type HttpOptions, mediaType, rejectionOf } from "./http-common.ts";
+import { SseReader } from "./sse-framer.ts";
+import { type Era, Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
+
+/** How long closing waits for the DELETE that ends a legacy session. */
+export const SESSION_DELETE_TIMEOUT_MS = 1000;
+/** How often a reply stream that ended early (2025-11-25 polling) may be resumed with Last-Event-ID. */
+export const MAX_STREAM_RESUMPTIONS = 5;
+/** The wait before resuming when the server sent no `retry:` hint. */
+export const DEFAULT_RESUME_DELAY_MS = 500;
+
+export interface StreamableHttpOptions extends HttpOptions {
+  /** Ceiling for one unsolicited event on the standalone GET stream. */
+  maxFrameBytes: number;
+  /** Open the optional server-to-client GET stream after a legacy handshake. */
+  listen: boolean;
+  clock: Clock;
+}
+
+/**
+ * Streamable HTTP: every message is its own POST; a request's reply is a JSON body or an SSE
+ * stream scoped to it. Legacy sessions (Mcp-Session-Id) and the optional GET stream are kept
+ * here; modern (2026-07-28) exchanges are stateless and carry neither.
+ */
+export class StreamableHttpTransport implements Transport {
+  readonly mode = "streamable-http" as const;
+  readonly #o: StreamableHttpOptions;
+  readonly #messages = new Listeners<[JsonRpcMessage, number]>();
+  readonly #closes = new Listeners<[TetherError]>();
+  readonly #life = new AbortController();
+  #sessionId: string | undefined;
+  #versionHeader: string | undefined;
+  #era: Era | undefined;
+  #established = false;
+  #closed: TetherError | undefined;
+  #closing: Promise<void> | undefined;
+  /** Counts POSTs and GETs made, for diagnostics and the round-trip benchmark. */
+  requests = 0;
+
+  constructor(options: StreamableHttpOptions) {
+    this.#o = options;
+  }
+
+  onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe {
+    return this.#messages.add(listener);
+  }
+
+  onClose(listener: (error: TetherError) => void): Unsubscribe {
+    return this.#closes.add(listener);
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw signal.reason;
+  }
+
+  negotiated(version: string, era: Era): void {
+    this.#era = era;
+    this.#established = true;
+    if (era === "modern") {
+      this.#sessionId = undefined;
+      return;
+    }
+    if (atLeast(version, "2025-06-18")) this.#versionHeader = version;
+    if (this.#o.listen) void this.#listen();
+  }
+
+  async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
+    if (this.#closed) throw this.#closed;
+    const linked = linkSignals(ctx.signal, this.#life.signal);
+    const signal = linked.signal;
+    const phase: Phase = this.#established ? "call" : "discovery";
+    const where = { stage: "http_request" as const, phase, redactor: this.#o.redactor };
+    try {
+      this.requests++;
+      const response = await fetchOrFail(
+        this.#o.fetch,
+        this.#o.url,
+        {
+          method: "POST",
+          headers: {
+            ...this.#o.headers,
+            ...this.#sessionHeaders(),
+            ...ctx.headers,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify(message),
+        },
+        signal,
+        where,
+      );
+      const sessionId = response.headers.get("mcp-session-id");
+      if (sessionId && this.#era !== "modern" && !this.#sessionId) this.#sessionId = sessionId;
+      if (!response.ok) {
+        const rejection = await rejectionOf(response, signal);
+        if (response.status === 404 && this.#sessionId && this.#established) {
+          const expired = closedError(
+            where,
+            "session_expired",
+            "the server no longer knows this session (HTTP 404)",
+            rejection,
+            {
+              httpStatus: 404,
+            },
+          );
+          this.#fail(expired);
+          throw expired;
+        }
+        throw rejection;
+      }
+      if (!isRequest(message)) {
+        discard(response);
+        return;
+      }
+      await this.#readReply(response, message.id, ctx.maxBytes, signal, where);
+    } catch (error) {
+      if (error instanceof ByteCeilingExceeded) {
+        throw limitError(
+          where,
+          "response_too_large",
+          `the reply passed the ${error.maxBytes}-byte ceiling`,
+          error.observedBytes,
+          { maxBytes: error.maxBytes },
+        );
+      }
+      throw error;
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  async #readReply(
+    response: Response,
+    id: JsonRpcId,
+    maxBytes: number,
+    signal: AbortSignal,
+    where: { stage: "http_request"; phase: Phase; redactor: HttpOptions["redactor"] },
+  ): Promise<void> {
+    const declared = Number(response.headers.get("content-length"));
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      discard(response);
+      throw limitError(
+        where,
+        "response_too_large",
+        `the reply declared more than the ${maxBytes}-byte ceiling`,
+        0,
+        {
+          maxBytes,
+        },
+      );
+    }
+    const type = mediaType(response);
+    const budget = new ByteBudget(maxBytes);
+    if (type === "application/json") {
+      const bytes = response.body ? await readBounded(response.body, budget, signal) : new Uint8Array();
+      const decoded = decodeFrame(bytes);
+      if (!decoded.ok)
+        throw protocolError(where, decoded.reason, "the server's reply was not a JSON-RPC message");
+      let answered = false;
+      for (const m of decoded.messages) {
+        if (isResponse(m) && m.id === id) answered = true;
+        this.#messages.emit(m, bytes.byteLength);
+      }
+      if (!answered)
+        throw protocolError(where, "missing_response", "the server's reply did not answer the request");
+      return;
+    }
+    if (type === "text/event-stream" && response.body) {
+      await this.#readEventStream(response, id, budget, signal, where);
+      return;
+    }
+    discard(response);
+    throw protocolError(
+      where,
+      "unexpected_content_type",
+      "the server's reply had an unexpected content type",
+    );
+  }
+
+  /** Reads a request's SSE reply until its response arrives, resuming with Last-Event-ID if the server closes early. */
+  async #readEventStream(
+    first: Response,
+    id: JsonRpcId,
+    budget: ByteBudget,
+    signal: AbortSignal,
+    where: { stage: "http_request"; phase: Phase; redactor: HttpOptions["redactor"] },
+  ): Promise<void> {
+    let response = first;
+    let lastEventId: string | undefined;
+    let retryMs: number | undefined;
+    for (let resumptions = 0; ; resumptions++) {
+      const reader = new SseReader(budget.maxBytes);
+      let answered = false;
+      for await (const chunk of boundedChunks(response.body!, budget, signal)) {
+        reader.push(chunk, (event) => {
+          if (event.id !== undefined) lastEventId = event.id;
+          if (event.event !== "message" || event.data.trim() === "") return;
+          const decoded = decodeText(event.data);
+          if (!decoded.ok)
+            throw protocolError(where, decoded.reason, "an event in the server's reply was not JSON-RPC");
+          for (const m of decoded.messages) {
+            if (isResponse(m) && m.id === id) answered = true;
+            this.#messages.emit(m, event.bytes);
+          }
+        });
+        if (answered) return;
+      }
+      retryMs = reader.retryMs ?? retryMs;
+      if (lastEventId === undefined || resumptions >= MAX_STREAM_RESUMPTIONS) {
+        throw closedError(where, "eof", "the server's reply stream ended without a response");
+      }
+      await sleep(this.#o.clock, retryMs ?? DEFAULT_RESUME_DELAY_MS, signal);
+      this.requests++;
+      response = await fetchOrFail(
+        this.#o.fetch,
+        this.#o.url,
+        {
+          method: "GET",
+          headers: {
+            ...this.#o.headers,
+            ...this.#sessionHeaders(),
+            accept: "text/event-stream",
+            "last-event-id": lastEventId,
+          },
+        },
+        signal,
+        where,
+      );
+      if (!response.ok) throw await rejectionOf(response, signal);
+      if (mediaType(response) !== "text/event-stream" || !response.body) {
+        discard(response);
+        throw protocolError(where, "unexpected_content_type", "the resumed stream was not an event stream");
+      }
+    }
+  }
+
+  /** The optional server-to-client stream. A 404 or 405 (or any refusal) just means there is none. */
+  async #listen(): Promise<void> {
+    const signal = this.#life.signal;
+    const where = { stage: "http_request" as const, phase: "call" as const, redactor: this.#o.redactor };
+    try {
+      this.requests++;
+      const response = await fetchOrFail(
+        this.#o.fetch,
+        this.#o.url,
+        {
+          method: "GET",
+          headers: { ...this.#o.headers, ...this.#sessionHeaders(), accept: "text/event-stream" },
+        },
+        signal,
+        where,
+      );
+      if (!response.ok || mediaType(response) !== "text/event-stream" || !response.body) {
+        discard(response);
+        return;
+      }
+      const reader = new SseReader(this.#o.maxFrameBytes);
+      const budget = new ByteBudget(Number.MAX_SAFE_INTEGER);
+      for await (const chunk of boundedChunks(response.body, budget, signal)) {
+        reader.push(chunk, (event) => {
+          if (event.event !== "message" || event.data.trim() === "") return;
+          const decoded = decodeText(event.data);
+          if (!decoded.ok) return;
+          for (const m of decoded.messages) this.#messages.emit(m, event.bytes);
+        });
+      }
+    } catch (error) {
+      if (error instanceof ByteCeilingExceeded) {
+        this.#fail(
+          limitError(
+            where,
+            "frame_too_large",
+            `an unsolicited event passed the ${error.maxBytes}-byte ceiling`,
+            error.observedBytes,
+            {
+              maxFrameBytes: error.maxBytes,
+            },
+          ),
+        );
+      }
+      // Otherwise the optional stream is simply gone; requests carry on without it.
+    }
+  }
+
+  #sessionHeaders(): Record<string, string> {
+    const h: Record<string, string> = {};
+    if (this.#era !== "modern" && this.#sessionId) h["mcp-session-id"] = this.#sessionId;
+    if (this.#era === "legacy" && this.#versionHeader) h["mcp-protocol-version"] = this.#versionHeader;
+    return h;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#fail(
+      closedError({ stage: "close", phase: "call" }, "closed_by_client", "the client closed the connection"),
+    );
+    this.#life.abort();
+    if (this.#era === "modern" || !this.#sessionId) return;
+    // End the legacy session we opened; a server that does not support DELETE answers 405, which is fine.
+    const controller = new AbortController();
+    const timer = this.#o.clock.setTimeout(() => controller.abort(), SESSION_DELETE_TIMEOUT_MS);
+    try {
+      const response = await this.#o.fetch(this.#o.url, {
+        method: "DELETE",
+        headers: { ...this.#o.headers, ...this.#sessionHeaders() },
+        signal: controller.signal,
+      });
+      discard(response);
+    } catch {
+      // Best effort, bounded: the session expires on the server's side anyway.
+    } finally {
+      this.#o.clock.clearTimeout(timer);
+    }
+  }
+
+  #fail(error: TetherError): void {
+    if (this.#closed) return;
+    this.#closed = error;
+    this.#closes.emit(error);
+    this.#closes.clear();
+  }
+}
