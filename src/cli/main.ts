@@ -1,0 +1,345 @@
+import { parseArgs } from "node:util";
+import type { Client } from "../client/client.ts";
+import { connect } from "../connect/connect.ts";
+import { configError } from "../errors/failures.ts";
+import { Redactor } from "../errors/redact.ts";
+import { asTetherError, TetherError } from "../errors/tether-error.ts";
+import type { LifecycleEvent } from "../lifecycle/events.ts";
+import type { LimitName } from "../options/limits.ts";
+import type { ConnectOptions } from "../options/options.ts";
+import { limit } from "../options/resolve.ts";
+import { parseToolArgs } from "./args.ts";
+import { loadServers, type ServerEntry } from "./config.ts";
+import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
+import { HELP, VERSION } from "./help.ts";
+import { renderCall, renderList, renderText, renderTools } from "./render.ts";
+
+/** Where the CLI writes; tests pass buffers. */
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  isTty: boolean;
+  signal?: AbortSignal;
+}
+
+const OPTIONS = {
+  transport: { type: "string" },
+  header: { type: "string", short: "H", multiple: true },
+  env: { type: "string", short: "e", multiple: true },
+  "bearer-env": { type: "string" },
+  "protocol-version": { type: "string" },
+  "max-protocol-version": { type: "string" },
+  timeout: { type: "string" },
+  "discovery-timeout": { type: "string" },
+  "connect-timeout": { type: "string" },
+  "call-timeout": { type: "string" },
+  "probe-timeout": { type: "string" },
+  "handshake-timeout": { type: "string" },
+  "max-bytes": { type: "string" },
+  "discovery-max-bytes": { type: "string" },
+  "call-max-bytes": { type: "string" },
+  "max-frame-bytes": { type: "string" },
+  retry: { type: "string" },
+  json: { type: "boolean" },
+  events: { type: "boolean" },
+  debug: { type: "boolean" },
+  "server-stderr": { type: "boolean" },
+  config: { type: "string" },
+  "args-file": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+/** A numeric flag: digits only, then the library's own rule for the limit (P2), named by the flag. */
+function numberFlag(values: Values, flag: keyof Values, which: LimitName): number | undefined {
+  const raw = values[flag];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || !/^\d+$/.test(raw.trim())) {
+    throw configError("invalid_limit", `--${String(flag)} must be a positive whole number`);
+  }
+  return limit(`--${String(flag)}`, Number(raw.trim()), which);
+}
+
+function headerFlags(values: Values): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of values.header ?? []) {
+    const i = h.indexOf(":");
+    if (i <= 0) throw configError("invalid_header", "a header is given as 'Name: value'");
+    out[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+  }
+  return out;
+}
+
+function envFlags(values: Values): Record<string, string> | undefined {
+  if (!values.env?.length) return undefined;
+  const out: Record<string, string> = {};
+  for (const kv of values.env) {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw configError("invalid_env", "an environment variable is given as KEY=VALUE");
+    out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
+}
+
+interface Invocation {
+  command: string;
+  positionals: string[];
+  stdio: string[] | undefined;
+  values: Values;
+}
+
+function parse(argv: readonly string[]): Invocation {
+  const dash = argv.indexOf("--");
+  const head = dash === -1 ? [...argv] : argv.slice(0, dash);
+  const stdio = dash === -1 ? undefined : argv.slice(dash + 1);
+  if (stdio !== undefined && stdio.length === 0)
+    throw configError("invalid_target", "nothing follows --: give the server's command");
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: head, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (cause) {
+    throw configError("invalid_flag", "unknown or malformed option (see tether --help)", cause);
+  }
+  const [command = "", ...positionals] = parsed.positionals;
+  return { command, positionals, stdio, values: parsed.values };
+}
+
+/** Builds connect options from the target (URL, config name, or the stdio command after --) and the flags. */
+function connectOptions(
+  inv: Invocation,
+  target: string | undefined,
+  io: Io,
+): { options: ConnectOptions; secrets: string[] } {
+  const v = inv.values;
+  const headers = headerFlags(v);
+  const env = envFlags(v);
+  if (v["bearer-env"] !== undefined) {
+    const token = io.env[v["bearer-env"]];
+    if (!token)
+      throw configError("unset_variable", `--bearer-env names ${v["bearer-env"]}, which is not set`);
+    headers.authorization = `Bearer ${token}`;
+  }
+  const transport = v.transport ?? "auto";
+  if (!["auto", "streamable-http", "sse"].includes(transport)) {
+    throw configError("invalid_option", "--transport must be auto, streamable-http or sse");
+  }
+  if (v["protocol-version"] !== undefined && v["max-protocol-version"] !== undefined) {
+    throw configError(
+      "conflicting_options",
+      "--protocol-version (a pin) cannot be combined with --max-protocol-version (a ceiling)",
+    );
+  }
+  const discoveryTimeout =
+    numberFlag(v, "discovery-timeout", "timeoutMs") ?? numberFlag(v, "connect-timeout", "timeoutMs");
+  const options: ConnectOptions = {
+    protocolVersion: v["protocol-version"],
+    maxProtocolVersion: v["max-protocol-version"],
+    timeoutMs: numberFlag(v, "timeout", "timeoutMs"),
+    maxResponseBytes: numberFlag(v, "max-bytes", "maxResponseBytes"),
+    maxFrameBytes: numberFlag(v, "max-frame-bytes", "maxFrameBytes"),
+    probeTimeoutMs: numberFlag(v, "probe-timeout", "probeTimeoutMs"),
+    handshakeTimeoutMs: numberFlag(v, "handshake-timeout", "handshakeTimeoutMs"),
+    discovery: {
+      timeoutMs: discoveryTimeout,
+      maxResponseBytes: numberFlag(v, "discovery-max-bytes", "maxResponseBytes"),
+    },
+    call: {
+      timeoutMs: numberFlag(v, "call-timeout", "timeoutMs"),
+      maxResponseBytes: numberFlag(v, "call-max-bytes", "maxResponseBytes"),
+    },
+    serverStderr: v["server-stderr"] ? "inherit" : "ignore",
+    // A one-shot command has no use for the optional server-to-client stream.
+    listen: false,
+  };
+  if (v.retry !== undefined) {
+    if (!/^\d+$/.test(v.retry) || Number(v.retry) < 1 || Number(v.retry) > 10)
+      throw configError("invalid_limit", "--retry must be a whole number from 1 to 10");
+  }
+  const secrets = [...Object.values(headers), ...Object.values(env ?? {})];
+  if (inv.stdio) {
+    const [command, ...args] = inv.stdio;
+    return { options: { ...options, command, args, env }, secrets };
+  }
+  if (!target)
+    throw configError(
+      "invalid_target",
+      "give a target: a URL, a configured server's name, or -- and a command",
+    );
+  if (/^https?:\/\//i.test(target)) {
+    return {
+      options: { ...options, url: target, headers, transport: transport as ConnectOptions["transport"] },
+      secrets,
+    };
+  }
+  const entry = loadServers(v.config).find((e: ServerEntry) => e.name === target);
+  if (!entry) throw configError("unknown_server", `no configured server is named ${target}`);
+  secrets.push(...Object.values(entry.headers ?? {}), ...Object.values(entry.env ?? {}));
+  if (entry.transport === "stdio") {
+    return {
+      options: {
+        ...options,
+        command: entry.command,
+        args: entry.args,
+        env: { ...entry.env, ...env },
+        cwd: entry.cwd,
+      },
+      secrets,
+    };
+  }
+  return {
+    options: {
+      ...options,
+      url: entry.url,
+      headers: { ...entry.headers, ...headers },
+      transport: v.transport
+        ? (transport as ConnectOptions["transport"])
+        : entry.transport === "sse"
+          ? "sse"
+          : "auto",
+    },
+    secrets,
+  };
+}
+
+/** Positionals after the target: with a stdio target the target is left out. */
+function split(inv: Invocation): { target: string | undefined; rest: string[] } {
+  if (inv.stdio) return { target: undefined, rest: inv.positionals };
+  const [target, ...rest] = inv.positionals;
+  return { target, rest };
+}
+
+async function withClient<T>(options: ConnectOptions, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connect(options);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Runs one CLI invocation and returns its exit status. Output goes through `io`; on failure,
+ * stderr gets exactly one JSON error record (after any --events lines) and stdout nothing.
+ */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let debug = argv.includes("--debug");
+  let redactor = new Redactor(
+    Object.values(io.env).filter(
+      (v): v is string => typeof v === "string" && v.length >= 8 && /[A-Za-z]/.test(v) && /\d/.test(v),
+    ),
+  );
+  try {
+    const inv = parse(argv);
+    debug = inv.values.debug ?? false;
+    if (inv.values.version) {
+      io.stdout(`${VERSION}\n`);
+      return 0;
+    }
+    if (inv.values.help || inv.command === "" || inv.command === "help") {
+      io.stdout(HELP);
+      return inv.command === "" && !inv.values.help ? 2 : 0;
+    }
+    const { target, rest } = split(inv);
+    const events = inv.values.events ? (e: LifecycleEvent) => io.stderr(`${JSON.stringify(e)}\n`) : undefined;
+    const build = () => {
+      const { options, secrets } = connectOptions(inv, target, io);
+      redactor = redactor.with(secrets);
+      return { ...options, onEvent: events, signal: io.signal } satisfies ConnectOptions;
+    };
+    const json = inv.values.json ?? false;
+    switch (inv.command) {
+      case "tools": {
+        if (rest.length > 0) throw configError("invalid_args", "tools takes only a target");
+        const options = build();
+        const tools = await withClient({ ...options, prefetchTools: true }, async (c) => c.cachedTools ?? []);
+        io.stdout(json ? `${JSON.stringify({ tools })}\n` : renderTools(tools, io.isTty));
+        return 0;
+      }
+      case "call": {
+        const [tool, ...words] = rest;
+        if (!tool) throw configError("invalid_args", "call needs a tool name");
+        const args = parseToolArgs(words, inv.values["args-file"]);
+        const options = build();
+        const result = await withClient(options, (c) => c.callTool(tool, args));
+        io.stdout(json ? `${JSON.stringify(result)}\n` : renderCall(result));
+        return result.isError === true ? EXIT_TOOL_ERROR : 0;
+      }
+      case "resources":
+      case "prompts": {
+        if (rest.length > 0) throw configError("invalid_args", `${inv.command} takes only a target`);
+        const options = build();
+        const items = await withClient(options, (c) =>
+          inv.command === "resources" ? c.listResources() : c.listPrompts(),
+        );
+        io.stdout(
+          json
+            ? `${JSON.stringify({ [inv.command]: items })}\n`
+            : renderList(items, inv.command === "resources" ? "uri" : "name"),
+        );
+        return 0;
+      }
+      case "read": {
+        const [uri, ...extra] = rest;
+        if (!uri || extra.length > 0)
+          throw configError("invalid_args", "read needs exactly one resource URI");
+        const options = build();
+        const result = await withClient(options, (c) => c.readResource(uri));
+        io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
+        return 0;
+      }
+      case "prompt": {
+        const [name, ...words] = rest;
+        if (!name) throw configError("invalid_args", "prompt needs a prompt name");
+        const args = parseToolArgs(words, inv.values["args-file"]);
+        const stringArgs: Record<string, string> = {};
+        for (const [k, val] of Object.entries(args))
+          stringArgs[k] = typeof val === "string" ? val : JSON.stringify(val);
+        const options = build();
+        const result = await withClient(options, (c) => c.getPrompt(name, stringArgs));
+        io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
+        return 0;
+      }
+      case "servers": {
+        const { renderServers } = await import("./render.ts");
+        const servers = loadServers(inv.values.config);
+        io.stdout(renderServers(servers, json));
+        return 0;
+      }
+      default:
+        throw configError("unknown_command", "unknown command (see tether --help)");
+    }
+  } catch (error) {
+    const e =
+      error instanceof TetherError
+        ? error
+        : asTetherError(error, { stage: "config", phase: "discovery", redactor });
+    const record: Record<string, unknown> = { ...e.toJSON() };
+    if (debug) record.debug = causes(e, redactor);
+    io.stderr(`${JSON.stringify(record)}\n`);
+    return EXIT_STATUS[e.code];
+  }
+}
+
+/** `--debug`: the chain of causes, names and redacted messages only (never stacks). */
+function causes(error: Error, redactor: Redactor): { name: string; code?: string; message: string }[] {
+  const out: { name: string; code?: string; message: string }[] = [];
+  let e: unknown = error.cause;
+  for (let i = 0; i < 8 && e; i++) {
+    if (e instanceof Error) {
+      const code = (e as { code?: unknown }).code;
+      out.push({
+        name: e.name,
+        code: typeof code === "string" ? code : undefined,
+        message: redactor.scrub(e.message).slice(0, 500),
+      });
+      e = e.cause;
+    } else {
+      out.push({ name: typeof e, message: redactor.scrub(String(e)).slice(0, 200) });
+      break;
+    }
+  }
+  return out;
+}
