@@ -50,11 +50,11 @@ export async function* boundedChunks(
     while (true) {
       if (signal.aborted) throw signal.reason;
       const { done, value } = await reader.read();
+      if (signal.aborted) throw signal.reason;
       if (done) {
         finished = true;
         return;
       }
-      if (signal.aborted) throw signal.reason;
       budget.take(value.byteLength);
       yield value;
     }

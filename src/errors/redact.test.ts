@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Redactor } from "./redact.ts";
+import { TetherError } from "./tether-error.ts";
+
+const CANARY = "canary-7f3a9c2e-secret";
+
+test("X2: a secret is redacted in plain, URL-encoded and base64 forms", () => {
+  const r = new Redactor([`${CANARY}/+=`]);
+  for (const form of [
+    `${CANARY}/+=`,
+    encodeURIComponent(`${CANARY}/+=`),
+    Buffer.from(`${CANARY}/+=`).toString("base64"),
+  ]) {
+    assert.doesNotMatch(r.scrub(`before ${form} after`), /canary-7f3a9c2e/);
+  }
+});
+
+test("X2: URLs and auth-scheme credentials are removed even when no secret is configured", () => {
+  const r = new Redactor();
+  const out = r.scrub("see https://host/path?token=abc and Authorization: Bearer abc.def-ghi");
+  assert.doesNotMatch(out, /host\/path|abc\.def-ghi|token=abc/);
+});
+
+test("X2: server text is folded, redacted and truncated", () => {
+  const r = new Redactor([CANARY]);
+  const text = r.serverText(`line1\nline2 ${CANARY} ${"x".repeat(1000)}`);
+  assert.ok(text);
+  assert.ok(!text.includes("\n"));
+  assert.ok(!text.includes(CANARY));
+  assert.ok(text.length <= 301);
+});
+
+test("X1: toJSON carries the record's fields and nothing of the cause", () => {
+  const cause = new Error(`upstream said ${CANARY} at https://secret.example/x`);
+  const e = new TetherError({
+    code: "upstream",
+    reason: "http_502",
+    stage: "http_request",
+    phase: "discovery",
+    message: "the server failed (HTTP 502)",
+    httpStatus: 502,
+    rpcMessage: `bad ${CANARY}`,
+    cause,
+    redactor: new Redactor([CANARY]),
+  });
+  const record = e.toJSON();
+  assert.equal(record.type, "error");
+  assert.equal(record.code, "upstream");
+  assert.equal(record.httpStatus, 502);
+  assert.equal(record.observedBytes, null);
+  assert.equal(e.cause, cause);
+  const text = JSON.stringify(record) + e.message;
+  assert.ok(!text.includes(CANARY));
+  assert.ok(!text.includes("secret.example"));
+  assert.ok(!("stack" in record));
+});
