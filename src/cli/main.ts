@@ -263,7 +263,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         if (!tool) throw configError("invalid_args", "call needs a tool name");
         const args = parseToolArgs(words, inv.values["args-file"]);
         const options = build();
-        const result = await withClient(options, (c) => c.callTool(tool, args));
+        const result = await withClient(options, (c) => c.callTool(tool, args, { signal: io.signal }));
         io.stdout(json ? `${JSON.stringify(result)}\n` : renderCall(result));
         return result.isError === true ? EXIT_TOOL_ERROR : 0;
       }
@@ -286,7 +286,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         if (!uri || extra.length > 0)
           throw configError("invalid_args", "read needs exactly one resource URI");
         const options = build();
-        const result = await withClient(options, (c) => c.readResource(uri));
+        const result = await withClient(options, (c) => c.readResource(uri, { signal: io.signal }));
         io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
         return 0;
       }
@@ -298,7 +298,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         for (const [k, val] of Object.entries(args))
           stringArgs[k] = typeof val === "string" ? val : JSON.stringify(val);
         const options = build();
-        const result = await withClient(options, (c) => c.getPrompt(name, stringArgs));
+        const result = await withClient(options, (c) => c.getPrompt(name, stringArgs, { signal: io.signal }));
         io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
         return 0;
       }

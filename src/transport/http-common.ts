@@ -1,8 +1,9 @@
-import { networkError } from "../errors/failures.ts";
+import { closedError, networkError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
+import { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
-import { interruptOf } from "../lifecycle/interrupt.ts";
+import { Interrupt, interruptOf } from "../lifecycle/interrupt.ts";
 import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
 import { type BodyKind, HttpRejection } from "./http-rejection.ts";
 
@@ -89,6 +90,24 @@ export async function fetchOrFail(
     if (signal.aborted) throw signal.reason;
     throw networkError(where, error);
   }
+}
+
+/**
+ * What a failed exchange threw, with anything unknown (a body read that broke off, a socket
+ * reset mid-stream) turned into a connection failure. Internal markers pass through for the
+ * layers above to interpret.
+ */
+export function asTransportError(
+  error: unknown,
+  where: { stage: "http_request" | "sse_endpoint" | "call"; phase: "discovery" | "call"; redactor: Redactor },
+): unknown {
+  if (error instanceof TetherError || error instanceof HttpRejection || error instanceof Interrupt)
+    return error;
+  if (error instanceof ByteCeilingExceeded) return error;
+  const e = networkError(where, error);
+  return e.reason === "network"
+    ? closedError(where, "reset", "the connection broke off mid-reply", error)
+    : e;
 }
 
 /** Releases a response body we will not read. */

@@ -3,7 +3,14 @@ import type { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { ByteBudget, ByteCeilingExceeded, boundedChunks } from "./byte-budget.ts";
-import { discard, fetchOrFail, type HttpOptions, mediaType, rejectionOf } from "./http-common.ts";
+import {
+  asTransportError,
+  discard,
+  fetchOrFail,
+  type HttpOptions,
+  mediaType,
+  rejectionOf,
+} from "./http-common.ts";
 import { InvalidUtf8, SseReader } from "./sse-framer.ts";
 import { Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
 
@@ -125,7 +132,7 @@ export class LegacySseTransport implements Transport {
     if (error instanceof InvalidUtf8)
       return protocolError(w, "invalid_utf8", "the event stream was not valid UTF-8");
     if (this.#life.signal.aborted) return this.#life.signal.reason ?? error;
-    return error;
+    return asTransportError(error, w);
   }
 
   #resolveEndpoint(

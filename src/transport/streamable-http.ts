@@ -7,7 +7,14 @@ import { linkSignals, sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
 import { ByteBudget, ByteCeilingExceeded, boundedChunks, readBounded } from "./byte-budget.ts";
-import { discard, fetchOrFail, type HttpOptions, mediaType, rejectionOf } from "./http-common.ts";
+import {
+  asTransportError,
+  discard,
+  fetchOrFail,
+  type HttpOptions,
+  mediaType,
+  rejectionOf,
+} from "./http-common.ts";
 import { SseReader } from "./sse-framer.ts";
 import { type Era, Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
 
@@ -132,7 +139,8 @@ export class StreamableHttpTransport implements Transport {
           { maxBytes: error.maxBytes },
         );
       }
-      throw error;
+      if (signal.aborted) throw signal.reason;
+      throw asTransportError(error, where);
     } finally {
       linked.dispose();
     }

@@ -1,0 +1,56 @@
+// Runs the built CLI (dist/cli/bin.js) as a real child process, the way users and outside checks do.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const CLI_BIN = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  elapsedMs: number;
+}
+
+export interface CliOptions {
+  env?: Record<string, string>;
+  /** Kill the child (and fail) after this long. */
+  timeoutMs?: number;
+  /** Send this signal after this many ms. */
+  signalAfter?: { signal: NodeJS.Signals; ms: number };
+}
+
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      env: { ...process.env, NO_COLOR: "1", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const killer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`tether ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20_000} ms`));
+    }, options.timeoutMs ?? 20_000);
+    const signaller = options.signalAfter
+      ? setTimeout(() => child.kill(options.signalAfter!.signal), options.signalAfter.ms)
+      : undefined;
+    child.on("close", (code) => {
+      clearTimeout(killer);
+      if (signaller) clearTimeout(signaller);
+      resolve({ code, stdout, stderr, elapsedMs: performance.now() - started });
+    });
+  });
+}
+
+/** The one error record on the last stderr line, parsed. */
+export function errorRecord(run: CliRun): Record<string, unknown> {
+  const lines = run.stderr.trim().split("\n");
+  return JSON.parse(lines.at(-1) ?? "") as Record<string, unknown>;
+}
