@@ -10,8 +10,10 @@ import type { ConnectOptions } from "../options/options.ts";
 import { limit } from "../options/resolve.ts";
 import { parseToolArgs } from "./args.ts";
 import { loadServers, type ServerEntry } from "./config.ts";
+import { cacheDir, FileEraHints } from "./era-hint-file.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
 import { HELP, VERSION } from "./help.ts";
+import { probeAll } from "./probe.ts";
 import { renderCall, renderList, renderText, renderTools } from "./render.ts";
 
 /** Where the CLI writes; tests pass buffers. */
@@ -153,6 +155,7 @@ function connectOptions(
     serverStderr: v["server-stderr"] ? "inherit" : "ignore",
     // A one-shot command has no use for the optional server-to-client stream.
     listen: false,
+    eraHints: new FileEraHints(cacheDir(io.env)),
   };
   if (v.retry !== undefined) {
     if (!/^\d+$/.test(v.retry) || Number(v.retry) < 1 || Number(v.retry) > 10)
@@ -300,6 +303,22 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         const options = build();
         const result = await withClient(options, (c) => c.getPrompt(name, stringArgs, { signal: io.signal }));
         io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
+        return 0;
+      }
+      case "probe": {
+        const targets = inv.stdio ? [undefined] : inv.positionals;
+        if (targets.length === 0) throw configError("invalid_target", "probe needs at least one target");
+        const built = targets.map((t) => {
+          const { options, secrets } = connectOptions(inv, t, io);
+          redactor = redactor.with(secrets);
+          return { label: t ?? inv.stdio![0]!, options: { ...options, onEvent: events, signal: io.signal } };
+        });
+        const report = await probeAll(built, redactor);
+        io.stdout(json ? `${JSON.stringify({ results: report.rows })}\n` : report.table);
+        if (report.firstError) {
+          io.stderr(`${JSON.stringify(report.firstError.toJSON())}\n`);
+          return EXIT_STATUS[report.firstError.code];
+        }
         return 0;
       }
       case "servers": {

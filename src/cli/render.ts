@@ -8,8 +8,9 @@ function oneLine(text: unknown, max: number): string {
   return s.length > max ? `${s.slice(0, Math.max(0, max - 1))}…` : s;
 }
 
+/** The terminal's width; off a terminal nothing is cut. */
 function columns(): number {
-  return Math.max(40, process.stdout.columns || 100);
+  return process.stdout.isTTY ? Math.max(40, process.stdout.columns || 100) : Number.MAX_SAFE_INTEGER;
 }
 
 /** Rows as aligned columns, the last column cut to the terminal's width. */

@@ -55,6 +55,8 @@ export class Client {
   readonly instructions: string | undefined;
   /** How establishment spent its time, stage by stage. */
   readonly stages: Established["stages"];
+  /** Whether a remembered era shortened detection (`used`), proved wrong (`dropped`), or was not there. */
+  readonly eraHint: Established["eraHint"];
   readonly #o: ResolvedOptions;
   readonly #e: Established;
   readonly #headerParams = new Map<string, HeaderParam[]>();
@@ -71,6 +73,7 @@ export class Client {
     this.serverCapabilities = established.capabilities;
     this.instructions = established.instructions;
     this.stages = established.stages;
+    this.eraHint = established.eraHint;
   }
 
   /** The open/closing/closed state of the underlying session. */

@@ -9,6 +9,7 @@ import type { Deadline } from "../lifecycle/deadline.ts";
 import { Interrupt } from "../lifecycle/interrupt.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
 import { classifyProbe, type EraEvidence } from "../protocol/era-evidence.ts";
+import { type EraHint, eraHintKey } from "../protocol/era-hints.ts";
 import { modernHeaders, withModernMeta } from "../protocol/modern-headers.ts";
 import {
   bestCommon,
@@ -42,6 +43,8 @@ export interface Established {
   capabilities: JsonObject;
   instructions: string | undefined;
   stages: StageTiming[];
+  /** Whether a remembered era shortened detection: `used`, `dropped` (it proved wrong) or `none`. */
+  eraHint: "used" | "dropped" | "none";
 }
 
 function isObject(v: unknown): v is JsonObject {
@@ -68,11 +71,40 @@ export class Attempt {
   readonly stages: StageTiming[] = [];
   /** The stage in progress or last entered: where a failure is reported. */
   stage: Stage = "spawn";
+  #hintUse: "used" | "dropped" | "none" = "none";
+  readonly #hintKey: string | undefined;
 
   constructor(options: ResolvedOptions, deadline: Deadline, attempt: number) {
     this.#o = options;
     this.#deadline = deadline;
     this.#number = attempt;
+    const t = options.target;
+    this.#hintKey = options.eraHints
+      ? eraHintKey(t.kind === "stdio" ? t : { kind: "http", url: t.url })
+      : undefined;
+  }
+
+  /** A remembered legacy era, if the policy allows legacy at all (a hint never overrides a pin or ceiling). */
+  #legacyHint(): EraHint | undefined {
+    if (!this.#hintKey || !this.#legacyAllowed) return undefined;
+    const hint = this.#o.eraHints?.get(this.#hintKey);
+    return hint?.era === "legacy" ? hint : undefined;
+  }
+
+  #dropHint(): void {
+    if (this.#hintKey) this.#o.eraHints?.delete(this.#hintKey);
+    this.#hintUse = "dropped";
+  }
+
+  /** Whether a failure under a hint says the hint was wrong (rather than that the server is down). */
+  #disproves(error: unknown): boolean {
+    if (error instanceof Interrupt) return error.kind === "stage";
+    if (error instanceof RpcReplyError) return true;
+    if (error instanceof HttpRejection)
+      return error.status === 400 || error.status === 404 || error.status === 405;
+    if (error instanceof TetherError)
+      return error.code === "connection" && error.reason !== "refused" && !error.security;
+    return false;
   }
 
   get #mode(): TransportMode {
@@ -82,7 +114,10 @@ export class Attempt {
 
   async run(): Promise<Established> {
     try {
-      return this.#o.target.kind === "stdio" ? await this.#stdio() : await this.#http();
+      const established = this.#o.target.kind === "stdio" ? await this.#stdio() : await this.#http();
+      if (this.#hintKey)
+        this.#o.eraHints?.set(this.#hintKey, { era: established.era, mode: established.mode });
+      return established;
     } catch (error) {
       const primary = toPublicError(error, {
         stage: this.stage,
@@ -166,9 +201,30 @@ export class Attempt {
   }
 
   #track(transport: Transport): Session {
-    const session = new Session(transport, { redactor: this.#o.redactor });
+    const started = this.#deadline.elapsedMs();
+    const session = new Session(transport, {
+      redactor: this.#o.redactor,
+      onClosed: (closure) =>
+        this.#o.events.emit({
+          type: "closed",
+          closure:
+            closure.closure ??
+            (closure.code === "limit"
+              ? "limit"
+              : closure.code === "protocol"
+                ? "protocol"
+                : "closed_by_client"),
+          elapsedMs: this.#deadline.elapsedMs() - started,
+          mode: transport.mode,
+          attempt: this.#number,
+        }),
+    });
     this.#opened.push(session);
     return session;
+  }
+
+  async #releaseAll(): Promise<void> {
+    for (const s of this.#opened.splice(0)) await s.close();
   }
 
   async #release(session: Session): Promise<void> {
@@ -273,6 +329,18 @@ export class Attempt {
   }
 
   async #stdio(): Promise<Established> {
+    if (this.#legacyHint()) {
+      const session = await this.#spawn();
+      try {
+        this.#hintUse = "used";
+        return await this.#legacy(session);
+      } catch (error) {
+        if (!this.#disproves(error)) throw error;
+        // The server is not what it was: detect again, on a fresh process, inside the same deadline.
+        this.#dropHint();
+        await this.#releaseAll();
+      }
+    }
     let session = await this.#spawn();
     if (this.#modernAllowed) {
       const outcome = await this.#probe(session);
@@ -292,6 +360,17 @@ export class Attempt {
     const t = this.#o.target;
     if (t.kind !== "http") throw new Error("unreachable");
     if (t.transport === "sse") return await this.#sse();
+    const hint = this.#legacyHint();
+    if (hint?.mode === "sse" && t.transport === "auto") {
+      try {
+        this.#hintUse = "used";
+        return await this.#sse();
+      } catch (error) {
+        if (!this.#disproves(error)) throw error;
+        this.#dropHint();
+        await this.#releaseAll();
+      }
+    }
     const transport = new StreamableHttpTransport({
       url: t.url,
       headers: t.headers,
@@ -302,10 +381,29 @@ export class Attempt {
       clock: this.#o.clock,
     });
     const session = this.#track(transport);
+    if (hint?.mode === "streamable-http" && this.#hintUse !== "dropped") {
+      try {
+        this.#hintUse = "used";
+        return await this.#streamableLegacy(session);
+      } catch (error) {
+        if (!this.#disproves(error)) throw error;
+        // The remembered era proved wrong: forget it and detect from the start, same deadline.
+        this.#dropHint();
+        await this.#releaseAll();
+        return await this.#http();
+      }
+    }
     if (this.#modernAllowed) {
       const outcome = await this.#probe(session);
       if (outcome.established) return outcome.established;
     }
+    return await this.#streamableLegacy(session);
+  }
+
+  /** `initialize` over Streamable HTTP; in `auto` mode a 400/404/405 moves on to HTTP+SSE. */
+  async #streamableLegacy(session: Session): Promise<Established> {
+    const t = this.#o.target;
+    if (t.kind !== "http") throw new Error("unreachable");
     try {
       return await this.#legacy(session);
     } catch (error) {
@@ -379,20 +477,27 @@ export class Attempt {
     for (let round = 0; round < 2; round++) {
       let outcome: { result: JsonObject } | { error: unknown };
       try {
+        const stdio = session.transport.mode === "stdio";
         const reply = await this.#stageRun(
           "probe",
-          session.transport.mode === "stdio" ? this.#o.probeTimeoutMs : undefined,
-          "probe_timeout",
+          stdio ? this.#o.probeTimeoutMs : this.#o.handshakeTimeoutMs,
+          stdio ? "probe_timeout" : "handshake_timeout",
           (signal) => this.#modernRequestOn(session, "server/discover", undefined, version, signal),
         );
         outcome = { result: reply.result };
       } catch (error) {
         outcome = { error };
       }
-      const evidence = classifyProbe(outcome);
+      // On HTTP a silent server is an outage, not a legacy server.
+      const silentHttp =
+        session.transport.mode !== "stdio" && "error" in outcome && outcome.error instanceof Interrupt;
+      const evidence: EraEvidence = silentHttp ? { era: "none" } : classifyProbe(outcome);
       this.#evidence("probe", evidence);
       if (evidence.era === "none") throw "error" in outcome ? outcome.error : new Error("unreachable");
       if (evidence.era === "legacy") {
+        // Under a modern pin a silent probe is a probe timeout, not a reason to try initialize.
+        if (!this.#legacyAllowed && "error" in outcome && outcome.error instanceof Interrupt)
+          throw outcome.error;
         if (!this.#legacyAllowed) throw this.#mismatch("only legacy versions (it does not speak 2026-07-28)");
         return { fresh: evidence.fresh };
       }
@@ -449,7 +554,13 @@ export class Attempt {
     session.markOpen();
     session.phase = "call";
     session.stage = "call";
-    return { session, mode: session.transport.mode, stages: this.stages, ...negotiated };
+    return {
+      session,
+      mode: session.transport.mode,
+      stages: this.stages,
+      eraHint: this.#hintUse,
+      ...negotiated,
+    };
   }
 
   /** The `initialize` handshake and `notifications/initialized`. */

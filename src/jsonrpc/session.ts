@@ -46,8 +46,10 @@ interface Pending {
 
 export interface SessionOptions {
   redactor: Redactor;
-  /** Ceiling for the responses we send to server requests (their HTTP replies are empty). */
+  /** Server notifications (progress, logging, list changes). */
   onNotification?: (message: JsonRpcNotification) => void;
+  /** Told once, when the session starts closing, with the closure error. */
+  onClosed?: (closure: TetherError) => void;
 }
 
 /**
@@ -207,6 +209,11 @@ export class Session {
         ? closedError(where, "closed_by_client", "the client closed the connection")
         : failureFrom(cause, where, (e) => asTetherError(e, where));
     this.#state = "closing";
+    try {
+      this.#options.onClosed?.(this.#closure);
+    } catch {
+      // An observer's failure is its own.
+    }
     const pending = this.#pending;
     this.#pending = new Map();
     for (const entry of pending.values()) entry.reject(this.#closure);

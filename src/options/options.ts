@@ -1,5 +1,6 @@
 import type { Clock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
+import type { EraHintStore } from "../protocol/era-hints.ts";
 import type { SpawnFn } from "../transport/child-process.ts";
 import type { FetchFn } from "../transport/http-common.ts";
 
@@ -70,6 +71,11 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** Payload-free lifecycle events. A listener that throws cannot break the connection. */
   onEvent?: (event: LifecycleEvent) => void;
+  /**
+   * Where the era found for each server is remembered, so later connections skip a probe that
+   * would only confirm it (default: in memory for this process; `false`: never remembered).
+   */
+  eraHints?: EraHintStore | false;
   /** Sent to the server as our identity. */
   clientInfo?: { name: string; version: string };
   deps?: Deps;

@@ -3,6 +3,7 @@ import { configError } from "../errors/failures.ts";
 import { Redactor, secretsOf } from "../errors/redact.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
 import { EventSink } from "../lifecycle/events.ts";
+import { type EraHintStore, processEraHints } from "../protocol/era-hints.ts";
 import {
   isKnownVersion,
   KNOWN_VERSIONS,
@@ -56,6 +57,7 @@ export interface ResolvedOptions {
   listen: boolean;
   prefetchTools: boolean;
   clientInfo: { name: string; version: string };
+  eraHints: EraHintStore | undefined;
   redactor: Redactor;
   events: EventSink;
   fetch: FetchFn;
@@ -209,6 +211,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     listen: o.listen ?? true,
     prefetchTools: o.prefetchTools ?? false,
     clientInfo: o.clientInfo ?? CLIENT_INFO,
+    eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
     redactor: new Redactor(secrets),
     events: new EventSink(o.onEvent),
     fetch: o.deps?.fetch ?? globalThis.fetch,

@@ -1,3 +1,5 @@
+import { raceAbort } from "../lifecycle/abort.ts";
+
 /**
  * Raw byte accounting for everything that arrives. A chunk is checked against the ceiling before
  * it is accepted; once the ceiling is passed the budget is spent for good.
@@ -49,7 +51,8 @@ export async function* boundedChunks(
   try {
     while (true) {
       if (signal.aborted) throw signal.reason;
-      const { done, value } = await reader.read();
+      // Raced against the signal: a body whose source ignores cancellation cannot hold the read.
+      const { done, value } = await raceAbort(reader.read(), signal);
       if (signal.aborted) throw signal.reason;
       if (done) {
         finished = true;
@@ -64,7 +67,11 @@ export async function* boundedChunks(
   } finally {
     signal.removeEventListener("abort", onAbort);
     if (!finished) reader.cancel().catch(() => {});
-    reader.releaseLock();
+    try {
+      reader.releaseLock();
+    } catch {
+      // A read still pending (raced away above) keeps the lock; the cancel already ended the source.
+    }
   }
 }
 

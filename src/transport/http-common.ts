@@ -3,6 +3,7 @@ import type { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
+import { raceAbort } from "../lifecycle/abort.ts";
 import { Interrupt, interruptOf } from "../lifecycle/interrupt.ts";
 import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
 import { type BodyKind, HttpRejection } from "./http-rejection.ts";
@@ -85,7 +86,8 @@ export async function fetchOrFail(
   where: { stage: "http_request" | "sse_endpoint"; phase: "discovery" | "call"; redactor: Redactor },
 ): Promise<Response> {
   try {
-    return await fetchFn(url, { ...init, signal });
+    // Raced against the signal too: a caller-provided fetch that ignores its signal cannot hold us.
+    return await raceAbort(fetchFn(url, { ...init, signal }), signal);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw networkError(where, error);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { errorRecord, runCli } from "../helpers/cli.ts";
+import { runCli } from "../helpers/cli.ts";
 import { useFleet } from "../helpers/fleet.ts";
 
 const TOKEN_CANARY = "tok-CANARY-91c2e7d4f0";

@@ -1,0 +1,89 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { EraHint, EraHintStore } from "../protocol/era-hints.ts";
+
+/** Hints older than this are ignored: servers get upgraded. */
+const HINT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** The file never grows past this many servers; the oldest go first. */
+const MAX_HINTS = 500;
+
+interface FileShape {
+  version: 1;
+  hints: Record<string, EraHint & { at: number }>;
+}
+
+/** The user's cache folder for tether (TETHER_CACHE_DIR overrides it). */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
+  if (env.TETHER_CACHE_DIR) return env.TETHER_CACHE_DIR;
+  if (platform === "darwin") return join(homedir(), "Library", "Caches", "tether");
+  if (platform === "win32")
+    return join(env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local"), "tether", "cache");
+  return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "tether");
+}
+
+/**
+ * The CLI's era hints, in one small JSON file keyed by hashed server identities. Every write goes
+ * to a temporary file that is renamed over the old one, so concurrent writers can lose a hint but
+ * never leave a torn file; an unreadable file is treated as empty. Failures to write are ignored:
+ * a hint is an optimisation, never a requirement.
+ */
+export class FileEraHints implements EraHintStore {
+  readonly #path: string;
+
+  constructor(dir: string = cacheDir()) {
+    this.#path = join(dir, "era-hints.json");
+  }
+
+  #read(): FileShape {
+    try {
+      const doc = JSON.parse(readFileSync(this.#path, "utf8")) as FileShape;
+      if (doc?.version === 1 && typeof doc.hints === "object" && doc.hints !== null) return doc;
+    } catch {
+      // Missing or torn: start afresh.
+    }
+    return { version: 1, hints: {} };
+  }
+
+  #write(doc: FileShape): void {
+    try {
+      const entries = Object.entries(doc.hints)
+        .sort((a, b) => b[1].at - a[1].at)
+        .slice(0, MAX_HINTS);
+      const dir = join(this.#path, "..");
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const tmp = `${this.#path}.${process.pid}.${Date.now()}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ version: 1, hints: Object.fromEntries(entries) }), { mode: 0o600 });
+      renameSync(tmp, this.#path);
+    } catch {
+      // A read-only home or a full disk costs a probe next time, nothing more.
+    }
+  }
+
+  get(key: string): EraHint | undefined {
+    const hint = this.#read().hints[key];
+    if (!hint || Date.now() - hint.at > HINT_TTL_MS) return undefined;
+    if (
+      (hint.era !== "legacy" && hint.era !== "modern") ||
+      !["stdio", "streamable-http", "sse"].includes(hint.mode)
+    )
+      return undefined;
+    return { era: hint.era, mode: hint.mode };
+  }
+
+  set(key: string, hint: EraHint): void {
+    const doc = this.#read();
+    const old = doc.hints[key];
+    if (old && old.era === hint.era && old.mode === hint.mode && Date.now() - old.at < HINT_TTL_MS / 2)
+      return;
+    doc.hints[key] = { ...hint, at: Date.now() };
+    this.#write(doc);
+  }
+
+  delete(key: string): void {
+    const doc = this.#read();
+    if (!(key in doc.hints)) return;
+    delete doc.hints[key];
+    this.#write(doc);
+  }
+}
