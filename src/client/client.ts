@@ -6,8 +6,10 @@ import { forCall, toPublicError } from "../errors/to-public.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { Reply } from "../jsonrpc/session.ts";
 import { callerSignal, linkSignals } from "../lifecycle/abort.ts";
-import { Deadline } from "../lifecycle/deadline.ts";
+import { CallClock } from "../lifecycle/call-clock.ts";
+import { LIMITS } from "../options/limits.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
+import { limit } from "../options/resolve.ts";
 import {
   type HeaderParam,
   headerParamsOf,
@@ -33,10 +35,33 @@ export interface CallToolResult {
 
 /** Per-operation options: the caller's signal, and overrides of the phase's budget for this one operation. */
 export interface OperationOptions {
+  /** Cancels this operation only (its code stays `cancelled`, distinct from a timeout). */
   signal?: AbortSignal;
+  /** This operation's time budget in ms (default: its phase's). */
   timeoutMs?: number;
+  /** This operation's byte ceiling for its reply (default: its phase's). */
   maxResponseBytes?: number;
 }
+
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface CallOptions extends OperationOptions {
+  /** Receives the server's progress notifications for this call (asks for them with a progress token). */
+  onProgress?: (progress: Progress) => void;
+  /**
+   * Let each progress notification restart the call's clock: `timeoutMs` then bounds the silence
+   * between notifications, and `maxTotalTimeoutMs` the whole call (default 10 × timeoutMs).
+   */
+  resetTimeoutOnProgress?: boolean;
+  /** The absolute limit for a call whose clock progress may restart, in ms (max 3600000). */
+  maxTotalTimeoutMs?: number;
+}
+
+let progressTokens = 0;
 
 /** Requests that may answer `input_required` in 2026-07-28 (multi round-trip). */
 const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
@@ -248,13 +273,15 @@ export class Client {
     params: JsonObject,
     stage: Stage,
     phase: Phase,
-    options: OperationOptions,
+    options: CallOptions,
     headerParams?: HeaderParam[],
   ): Promise<JsonObject> {
     const deadline = this.#deadlineFor(phase, options);
     let sent = false;
+    const unsubscribe = this.#watchProgress(options, deadline);
     try {
-      let current = params;
+      const base = unsubscribe ? { ...params, _meta: { progressToken: unsubscribe.token } } : params;
+      let current = base;
       for (let round = 0; ; round++) {
         sent = true;
         const reply = await this.#send(method, current, deadline.signal, options, phase, headerParams);
@@ -278,7 +305,7 @@ export class Client {
             },
           );
         }
-        current = this.#nextRound(params, reply.result, stage, phase);
+        current = this.#nextRound(base, reply.result, stage, phase);
       }
     } catch (error) {
       throw this.#publicError(
@@ -289,8 +316,32 @@ export class Client {
         sent && method === "tools/call" ? "unknown" : "none",
       );
     } finally {
+      unsubscribe?.stop();
       deadline.dispose();
     }
+  }
+
+  /** Routes this call's progress notifications to its listener, restarting its clock if allowed. */
+  #watchProgress(options: CallOptions, deadline: CallClock): { token: string; stop: () => void } | undefined {
+    if (!options.onProgress) return undefined;
+    const token = `tether-${++progressTokens}`;
+    const listener = options.onProgress;
+    const stop = this.#e.session.notifications.add((n) => {
+      if (n.method !== "notifications/progress" || n.params?.progressToken !== token) return;
+      const p = n.params;
+      if (typeof p.progress !== "number") return;
+      if (options.resetTimeoutOnProgress) deadline.touch();
+      try {
+        listener({
+          progress: p.progress,
+          total: typeof p.total === "number" ? p.total : undefined,
+          message: typeof p.message === "string" ? this.#o.redactor.serverText(p.message) : undefined,
+        });
+      } catch {
+        // The caller's listener failing does not fail the call.
+      }
+    });
+    return { token, stop };
   }
 
   /**
@@ -324,16 +375,23 @@ export class Client {
     return next;
   }
 
-  #deadlineFor(phase: Phase, options: OperationOptions): Deadline {
+  #deadlineFor(phase: Phase, options: CallOptions): CallClock {
     const budget = this.#o[phase];
+    const timeoutMs =
+      options.timeoutMs === undefined ? budget.timeoutMs : limit("timeoutMs", options.timeoutMs, "timeoutMs");
+    const maxMs = options.resetTimeoutOnProgress
+      ? options.maxTotalTimeoutMs === undefined
+        ? Math.min(timeoutMs * 10, LIMITS.timeoutMs.max)
+        : limit("maxTotalTimeoutMs", options.maxTotalTimeoutMs, "timeoutMs")
+      : timeoutMs;
     const caller = callerSignal(options.signal);
-    const deadline = new Deadline(this.#o.clock, options.timeoutMs ?? budget.timeoutMs, caller.signal);
-    const dispose = deadline.dispose.bind(deadline);
-    deadline.dispose = () => {
+    const clock = new CallClock(this.#o.clock, timeoutMs, maxMs, caller.signal);
+    const dispose = clock.dispose.bind(clock);
+    clock.dispose = () => {
       dispose();
       caller.dispose();
     };
-    return deadline;
+    return clock;
   }
 
   #send(
@@ -367,10 +425,10 @@ export class Client {
     error: unknown,
     stage: Stage,
     phase: Phase,
-    deadline: Deadline,
+    deadline: CallClock,
     effect: CallEffect,
   ): TetherError {
-    const limits = { timeoutMs: deadline.totalMs };
+    const limits = { timeoutMs: deadline.idleMs };
     const e = toPublicError(error, { stage, phase, redactor: this.#o.redactor, limits, effect });
     return forCall(e, {
       stage,

@@ -204,6 +204,7 @@ export class Attempt {
     const started = this.#deadline.elapsedMs();
     const session = new Session(transport, {
       redactor: this.#o.redactor,
+      maxFrameBytes: this.#o.maxFrameBytes,
       onClosed: (closure) =>
         this.#o.events.emit({
           type: "closed",

@@ -55,3 +55,23 @@ test("X1: toJSON carries the record's fields and nothing of the cause", () => {
   assert.ok(!text.includes("secret.example"));
   assert.ok(!("stack" in record));
 });
+
+test("X3: the tool-result projection carries the record and a scrubbed text", () => {
+  const e = new TetherError({
+    code: "limit",
+    reason: "response_too_large",
+    stage: "call",
+    phase: "call",
+    message: `the reply passed the 10-byte ceiling ${CANARY}`,
+    observedBytes: 11,
+    limits: { maxBytes: 10 },
+    effect: "unknown",
+    redactor: new Redactor([CANARY]),
+  });
+  const result = e.toToolResult();
+  assert.equal(result.isError, true);
+  assert.equal(result.content[0].type, "text");
+  assert.match(result.content[0].text, /will not help/);
+  assert.deepEqual(result.structuredContent, e.toJSON());
+  assert.ok(!JSON.stringify(result).includes(CANARY));
+});

@@ -116,6 +116,30 @@ export class TetherError extends Error {
     return record;
   }
 
+  /**
+   * The error as an MCP tool result, for hosts that hand failures to a model: `isError: true`,
+   * one text block (the message), and the record as `structuredContent`.
+   */
+  toToolResult(): {
+    isError: true;
+    content: [{ type: "text"; text: string }];
+    structuredContent: ErrorRecord;
+  } {
+    const record = this.toJSON();
+    const where = `${record.code} (${record.reason}) at ${record.stage}`;
+    const advice =
+      record.code === "limit"
+        ? " Repeating the same request will not help."
+        : record.effect === "unknown"
+          ? " The tool may or may not have run."
+          : "";
+    return {
+      isError: true,
+      content: [{ type: "text", text: `${record.message}: ${where}.${advice}` }],
+      structuredContent: record,
+    };
+  }
+
   /** Type guard usable across module copies of this class (matches on the brand, not identity). */
   static is(value: unknown): value is TetherError {
     return value instanceof TetherError || (value instanceof Error && value.name === "TetherError");

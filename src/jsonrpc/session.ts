@@ -2,7 +2,7 @@ import type { Phase, Stage } from "../errors/codes.ts";
 import { closedError, failureFrom, limitError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { asTetherError, type TetherError } from "../errors/tether-error.ts";
-import type { Transport, Unsubscribe } from "../transport/transport.ts";
+import { Listeners, type Transport, type Unsubscribe } from "../transport/transport.ts";
 import {
   isNotification,
   isRequest,
@@ -46,8 +46,11 @@ interface Pending {
 
 export interface SessionOptions {
   redactor: Redactor;
-  /** Server notifications (progress, logging, list changes). */
-  onNotification?: (message: JsonRpcNotification) => void;
+  /**
+   * Ceiling for one unsolicited frame (a notification or a server request). On a shared stream a
+   * larger one closes the session: P6.
+   */
+  maxFrameBytes: number;
   /** Told once, when the session starts closing, with the closure error. */
   onClosed?: (closure: TetherError) => void;
 }
@@ -67,6 +70,8 @@ export class Session {
   readonly #life = new AbortController();
   readonly #unsubscribe: Unsubscribe[];
   readonly #options: SessionOptions;
+  /** Server notifications (progress, logging, list changes); a listener that throws is ignored. */
+  readonly notifications = new Listeners<[JsonRpcNotification]>();
   /** Where the session is, for closure errors: set by whoever drives it. */
   stage: Stage = "initialize";
   phase: Phase = "discovery";
@@ -155,16 +160,24 @@ export class Session {
 
   #receive(message: JsonRpcMessage, bytes: number): void {
     if (this.#closure) return;
+    if ((isRequest(message) || isNotification(message)) && bytes > this.#options.maxFrameBytes) {
+      void this.close(
+        limitError(
+          { stage: this.stage, phase: this.phase, redactor: this.#options.redactor },
+          "frame_too_large",
+          `an unsolicited message passed the ${this.#options.maxFrameBytes}-byte frame ceiling`,
+          bytes,
+          { maxFrameBytes: this.#options.maxFrameBytes },
+        ),
+      );
+      return;
+    }
     if (isRequest(message)) {
       this.#answerServerRequest(message);
       return;
     }
     if (isNotification(message)) {
-      try {
-        this.#options.onNotification?.(message);
-      } catch {
-        // A listener's failure is its own.
-      }
+      this.notifications.emit(message);
       return;
     }
     if (message.id === null) return;
@@ -218,6 +231,7 @@ export class Session {
     this.#pending = new Map();
     for (const entry of pending.values()) entry.reject(this.#closure);
     for (const u of this.#unsubscribe) u();
+    this.notifications.clear();
     this.#life.abort();
     this.#closing = this.transport.close().then(
       () => {

@@ -1,0 +1,55 @@
+import { type LinkedSignal, linkSignals } from "./abort.ts";
+import type { Clock } from "./clock.ts";
+import { Interrupt } from "./interrupt.ts";
+
+/**
+ * The time budget of one operation. Its signal aborts when the operation has been idle for
+ * `idleMs` (progress notifications restart that clock, when allowed) or when `maxMs` has passed
+ * in all, whichever comes first, or when the caller's signal aborts. Nothing extends `maxMs`.
+ */
+export class CallClock {
+  readonly signal: AbortSignal;
+  readonly idleMs: number;
+  readonly maxMs: number;
+  readonly #clock: Clock;
+  readonly #controller = new AbortController();
+  readonly #linked: LinkedSignal;
+  #idleTimer: unknown;
+  readonly #maxTimer: unknown;
+
+  constructor(clock: Clock, idleMs: number, maxMs: number, caller: AbortSignal) {
+    this.#clock = clock;
+    this.idleMs = Math.min(idleMs, maxMs);
+    this.maxMs = maxMs;
+    this.#linked = linkSignals(caller, this.#controller.signal);
+    this.signal = this.#linked.signal;
+    this.#idleTimer = clock.setTimeout(
+      () => this.#expire(new Interrupt("deadline", "deadline_exceeded", this.idleMs)),
+      this.idleMs,
+    );
+    this.#maxTimer =
+      maxMs > this.idleMs
+        ? clock.setTimeout(() => this.#expire(new Interrupt("stage", "max_total_timeout", maxMs)), maxMs)
+        : undefined;
+  }
+
+  /** Restarts the idle clock (on progress). The total limit still holds. */
+  touch(): void {
+    if (this.signal.aborted) return;
+    this.#clock.clearTimeout(this.#idleTimer);
+    this.#idleTimer = this.#clock.setTimeout(
+      () => this.#expire(new Interrupt("deadline", "deadline_exceeded", this.idleMs)),
+      this.idleMs,
+    );
+  }
+
+  #expire(interrupt: Interrupt): void {
+    this.#controller.abort(interrupt);
+  }
+
+  dispose(): void {
+    this.#clock.clearTimeout(this.#idleTimer);
+    if (this.#maxTimer !== undefined) this.#clock.clearTimeout(this.#maxTimer);
+    this.#linked.dispose();
+  }
+}
