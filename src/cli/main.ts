@@ -158,8 +158,10 @@ function connectOptions(
     eraHints: new FileEraHints(cacheDir(io.env)),
   };
   if (v.retry !== undefined) {
-    if (!/^\d+$/.test(v.retry) || Number(v.retry) < 1 || Number(v.retry) > 10)
+    if (!/^\d+$/.test(v.retry) || Number(v.retry) < 1 || Number(v.retry) > 10) {
       throw configError("invalid_limit", "--retry must be a whole number from 1 to 10");
+    }
+    options.recovery = { maxAttempts: Number(v.retry) };
   }
   const secrets = [...Object.values(headers), ...Object.values(env ?? {})];
   if (inv.stdio) {

@@ -1,33 +1,76 @@
 import { Client } from "../client/client.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { toPublicError } from "../errors/to-public.ts";
-import { callerSignal } from "../lifecycle/abort.ts";
+import { callerSignal, raceAbort, sleep } from "../lifecycle/abort.ts";
 import { Deadline } from "../lifecycle/deadline.ts";
 import type { ConnectOptions } from "../options/options.ts";
-import { resolveOptions } from "../options/resolve.ts";
+import { type ResolvedOptions, resolveOptions } from "../options/resolve.ts";
+import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
+import type { TransportMode } from "../transport/transport.ts";
 import { Attempt } from "./establish.ts";
+import { type AttemptFailure, classifyForRecovery, primaryOf } from "./recovery.ts";
 
 /**
  * Establishes a client: one deadline (the discovery phase's time budget) from before any I/O to
- * a ready client, tool listing included when `prefetchTools` is set. Rejects with a TetherError;
- * never returns a client whose transport is already closed, and never one whose caller cancelled.
+ * a ready client, every recovery attempt and back-off included, and tool listing too when
+ * `prefetchTools` is set. Rejects with a TetherError; never returns a client whose transport is
+ * already closed, and never one whose caller cancelled.
  */
 export async function connect(options: ConnectOptions): Promise<Client> {
   const o = resolveOptions(options);
   const caller = callerSignal(options.signal);
   const deadline = new Deadline(o.clock, o.discovery.timeoutMs, caller.signal);
-  const mode = o.target.kind === "stdio" ? "stdio" : o.target.transport === "sse" ? "sse" : "streamable-http";
-  o.events.emit({ type: "attempt_start", elapsedMs: 0, mode, attempt: 1 });
-  const attempt = new Attempt(o, deadline, 1);
+  const mode: TransportMode =
+    o.target.kind === "stdio" ? "stdio" : o.target.transport === "sse" ? "sse" : "streamable-http";
+  const failures: TetherError[] = [];
+  try {
+    for (let n = 1; ; n++) {
+      try {
+        return await attemptOnce(o, deadline, n, mode);
+      } catch (error) {
+        const failure = error as TetherError;
+        failure.attempt = n;
+        failures.push(failure);
+        let stop = await nextStep(o, deadline, failure, n, mode);
+        if (stop instanceof TetherError) {
+          // Cancelled (or out of time) during the back-off: that outcome is reported too.
+          failures.push(stop);
+          stop = stop.code === "cancelled" ? "cancelled" : "deadline";
+        }
+        if (stop) {
+          const primary = primaryOf(failures);
+          primary.attempts = failures.length;
+          primary.laterFailures = failures.filter((f) => f !== primary);
+          if (o.recovery.maxAttempts > 1) primary.recoveryStopped = stop;
+          throw primary;
+        }
+      }
+    }
+  } finally {
+    deadline.dispose();
+    caller.dispose();
+  }
+}
+
+/** One attempt, from a fresh transport to a ready client (and its tools, if asked). */
+async function attemptOnce(
+  o: ResolvedOptions,
+  deadline: Deadline,
+  n: number,
+  mode: TransportMode,
+): Promise<Client> {
+  o.events.emit({ type: "attempt_start", elapsedMs: deadline.elapsedMs(), mode, attempt: n });
+  const attempt = new Attempt(o, deadline, n);
   let client: Client | undefined;
   try {
     const established = await attempt.run();
     client = new Client(established, o);
-    if (o.prefetchTools)
+    if (o.prefetchTools) {
       await client.listTools({
         signal: deadline.signal,
         timeoutMs: Math.max(1, Math.ceil(deadline.remainingMs())),
       });
+    }
     // The caller may have cancelled, or the deadline passed, just as the last stage succeeded.
     if (deadline.signal.aborted) throw deadline.signal.reason;
     if (established.session.closure) throw established.session.closure;
@@ -36,7 +79,7 @@ export async function connect(options: ConnectOptions): Promise<Client> {
       ok: true,
       elapsedMs: deadline.elapsedMs(),
       mode: established.mode,
-      attempt: 1,
+      attempt: n,
     });
     o.events.emit({
       type: "established",
@@ -44,11 +87,11 @@ export async function connect(options: ConnectOptions): Promise<Client> {
       protocolVersion: established.protocolVersion,
       elapsedMs: deadline.elapsedMs(),
       mode: established.mode,
-      attempt: 1,
+      attempt: n,
     });
     return client;
   } catch (error) {
-    const primary =
+    const failure =
       error instanceof TetherError
         ? error
         : toPublicError(error, {
@@ -60,16 +103,81 @@ export async function connect(options: ConnectOptions): Promise<Client> {
     o.events.emit({
       type: "attempt_end",
       ok: false,
-      code: primary.code,
-      reason: primary.reason,
-      stage: primary.stage,
+      code: failure.code,
+      reason: failure.reason,
+      stage: failure.stage,
       elapsedMs: deadline.elapsedMs(),
       mode,
-      attempt: 1,
+      attempt: n,
     });
-    throw primary;
-  } finally {
-    deadline.dispose();
-    caller.dispose();
+    throw failure;
   }
+}
+
+/**
+ * Decides whether a fresh attempt follows a failure. Returns undefined to go on (after the
+ * back-off), or the reason to stop. The classification is asked first; the policy's hook may
+ * only veto what it allows, and a hook that ignores the deadline is not awaited past the grace.
+ */
+async function nextStep(
+  o: ResolvedOptions,
+  deadline: Deadline,
+  failure: TetherError,
+  n: number,
+  mode: TransportMode,
+): Promise<string | TetherError | undefined> {
+  const verdict = classifyForRecovery(failure, o.recovery.isSecurityError);
+  let stop: string | undefined;
+  if (o.recovery.maxAttempts === 1) stop = "recovery_off";
+  else if (!verdict.eligible) stop = verdict.why;
+  else if (n >= o.recovery.maxAttempts) stop = "max_attempts";
+  else if (deadline.signal.aborted) stop = "deadline";
+  if (!stop && o.recovery.shouldRetry) {
+    const info: AttemptFailure = {
+      attempt: n,
+      stage: failure.stage,
+      code: failure.code,
+      reason: failure.reason,
+      mode,
+      era: undefined,
+      httpStatus: failure.httpStatus,
+      rpcCode: failure.rpcCode,
+      closure: failure.closure,
+      cancellation: failure.cancellation,
+      elapsedMs: deadline.elapsedMs(),
+      eligible: true,
+    };
+    try {
+      const graced = AbortSignal.timeout(Math.max(1, deadline.remainingMs()) + CLEANUP_GRACE_MS);
+      const yes = await raceAbort(Promise.resolve(o.recovery.shouldRetry(Object.freeze(info))), graced);
+      if (yes !== true) stop = "policy_veto";
+    } catch {
+      stop = "policy_veto";
+    }
+  }
+  const backoff = o.recovery.backoffMs * 2 ** (n - 1);
+  // Fails at once rather than sleeping away the rest of the budget.
+  if (!stop && backoff >= deadline.remainingMs()) stop = "deadline";
+  if (o.recovery.maxAttempts > 1) {
+    o.events.emit({
+      type: "recovery",
+      decision: stop ? "stop" : "retry",
+      why: stop ?? verdict.why,
+      code: failure.code,
+      stage: failure.stage,
+      httpStatus: failure.httpStatus,
+      rpcCode: failure.rpcCode,
+      cancellation: failure.cancellation,
+      elapsedMs: deadline.elapsedMs(),
+      mode,
+      attempt: n,
+    });
+  }
+  if (stop) return stop;
+  try {
+    await sleep(o.clock, backoff, deadline.signal);
+  } catch (error) {
+    return toPublicError(error, { stage: failure.stage, phase: "discovery", redactor: o.redactor });
+  }
+  return undefined;
 }

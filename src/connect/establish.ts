@@ -5,6 +5,7 @@ import { toPublicError } from "../errors/to-public.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { RpcReplyError } from "../jsonrpc/messages.ts";
 import { Session } from "../jsonrpc/session.ts";
+import { sleep } from "../lifecycle/abort.ts";
 import type { Deadline } from "../lifecycle/deadline.ts";
 import { Interrupt } from "../lifecycle/interrupt.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
@@ -72,12 +73,14 @@ export class Attempt {
   /** The stage in progress or last entered: where a failure is reported. */
   stage: Stage = "spawn";
   #hintUse: "used" | "dropped" | "none" = "none";
+  #transientLeft: number;
   readonly #hintKey: string | undefined;
 
   constructor(options: ResolvedOptions, deadline: Deadline, attempt: number) {
     this.#o = options;
     this.#deadline = deadline;
     this.#number = attempt;
+    this.#transientLeft = options.transientRetries;
     const t = options.target;
     this.#hintKey = options.eraHints
       ? eraHintKey(t.kind === "stdio" ? t : { kind: "http", url: t.url })
@@ -196,6 +199,28 @@ export class Attempt {
           mode: this.#mode,
           attempt: this.#number,
         });
+      }
+    }
+  }
+
+  /**
+   * Waits out a 429 or 503 that named Retry-After and asks again, when the caller opted in and
+   * the wait fits in what remains; the same request on the same transport, so nothing about the
+   * era or transport changes.
+   */
+  async #transient<T>(signal: AbortSignal, ask: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await ask();
+      } catch (error) {
+        const wait =
+          error instanceof HttpRejection && (error.status === 429 || error.status === 503)
+            ? error.retryAfterMs
+            : undefined;
+        if (wait === undefined || this.#transientLeft <= 0 || wait >= this.#deadline.remainingMs())
+          throw error;
+        this.#transientLeft--;
+        await sleep(this.#o.clock, wait, signal);
       }
     }
   }
@@ -483,7 +508,10 @@ export class Attempt {
           "probe",
           stdio ? this.#o.probeTimeoutMs : this.#o.handshakeTimeoutMs,
           stdio ? "probe_timeout" : "handshake_timeout",
-          (signal) => this.#modernRequestOn(session, "server/discover", undefined, version, signal),
+          (signal) =>
+            this.#transient(signal, () =>
+              this.#modernRequestOn(session, "server/discover", undefined, version, signal),
+            ),
         );
         outcome = { result: reply.result };
       } catch (error) {
@@ -578,10 +606,12 @@ export class Attempt {
     let reply: { result: JsonObject };
     try {
       reply = await this.#stageRun("initialize", this.#o.handshakeTimeoutMs, "handshake_timeout", (signal) =>
-        session.request(
-          "initialize",
-          { protocolVersion: requested, capabilities: {}, clientInfo: this.#o.clientInfo },
-          { signal, maxBytes: this.#o.discovery.maxResponseBytes, cancelOnAbort: false },
+        this.#transient(signal, () =>
+          session.request(
+            "initialize",
+            { protocolVersion: requested, capabilities: {}, clientInfo: this.#o.clientInfo },
+            { signal, maxBytes: this.#o.discovery.maxResponseBytes, cancelOnAbort: false },
+          ),
         ),
       );
     } catch (error) {

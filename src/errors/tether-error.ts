@@ -72,6 +72,8 @@ export class TetherError extends Error {
   attempts: number;
   /** Outcomes of the attempts after the one this error reports, in order. */
   laterFailures: TetherError[] = [];
+  /** Why establishment stopped trying (with recovery): `not_eligible`, a veto, `max_attempts`, `deadline`. */
+  recoveryStopped: string | undefined;
   /** Failures while disposing resources; they never replace this error. */
   cleanupErrors: unknown[] = [];
 

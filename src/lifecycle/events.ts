@@ -37,6 +37,18 @@ export type LifecycleEvent =
       rpcCode?: number;
     })
   | (Base & { type: "established"; era: Era; protocolVersion: string })
+  | (Base & {
+      type: "recovery";
+      /** `retry`: a fresh attempt follows; `stop`: establishment fails with the primary error. */
+      decision: "retry" | "stop";
+      /** Why: the classification's word, a veto, or what ran out (`max_attempts`, `deadline`). */
+      why: string;
+      code: ErrorCode;
+      stage: Stage;
+      httpStatus?: number;
+      rpcCode?: number;
+      cancellation?: CancellationSource;
+    })
   | (Base & { type: "closed"; closure: ClosureCategory });
 
 const channel = diagnostics.channel(DIAGNOSTICS_CHANNEL);

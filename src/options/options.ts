@@ -1,3 +1,4 @@
+import type { RecoveryPolicy, TransientRetryPolicy } from "../connect/recovery.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { EraHintStore } from "../protocol/era-hints.ts";
@@ -63,6 +64,10 @@ export interface ConnectOptions {
   /** Most `input_required` rounds for one request (default 8, max 100). */
   maxInputRounds?: number;
 
+  /** Opt-in: fresh attempts after an eligible establishment failure (default: one attempt). */
+  recovery?: RecoveryPolicy;
+  /** Opt-in: wait out a 429/503 that names Retry-After during establishment, within the deadline. */
+  transientRetry?: TransientRetryPolicy;
   /** Open the optional server-to-client GET stream on legacy Streamable HTTP (default true). */
   listen?: boolean;
   /** List the tools inside the establishment deadline (the CLI's `tools` does). */

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { RecoveryPolicy } from "../connect/recovery.ts";
 import { configError } from "../errors/failures.ts";
 import { Redactor, secretsOf } from "../errors/redact.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
@@ -58,6 +59,9 @@ export interface ResolvedOptions {
   prefetchTools: boolean;
   clientInfo: { name: string; version: string };
   eraHints: EraHintStore | undefined;
+  recovery: Required<Pick<RecoveryPolicy, "maxAttempts" | "backoffMs">> &
+    Pick<RecoveryPolicy, "shouldRetry" | "isSecurityError">;
+  transientRetries: number;
   redactor: Redactor;
   events: EventSink;
   fetch: FetchFn;
@@ -76,6 +80,28 @@ export function limit(name: string, value: unknown, which: LimitName): number {
   }
   if (value > rule.max) throw configError("invalid_limit", `${name} must be at most ${rule.max}`);
   return value;
+}
+
+function small(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw configError("invalid_limit", `${name} must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function recovery(r: RecoveryPolicy | undefined): ResolvedOptions["recovery"] {
+  if (r === undefined) return { maxAttempts: 1, backoffMs: 100 };
+  if (typeof r !== "object" || r === null) throw configError("invalid_option", "recovery must be an object");
+  for (const hook of ["shouldRetry", "isSecurityError"] as const) {
+    if (r[hook] !== undefined && typeof r[hook] !== "function")
+      throw configError("invalid_option", `recovery.${hook} must be a function`);
+  }
+  return {
+    maxAttempts: small("recovery.maxAttempts", r.maxAttempts, 1, 10),
+    backoffMs: r.backoffMs === undefined ? 100 : small("recovery.backoffMs", r.backoffMs, 1, 10_000),
+    shouldRetry: r.shouldRetry,
+    isSecurityError: r.isSecurityError,
+  };
 }
 
 function version(name: string, value: unknown): ProtocolVersion {
@@ -211,6 +237,11 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     listen: o.listen ?? true,
     prefetchTools: o.prefetchTools ?? false,
     clientInfo: o.clientInfo ?? CLIENT_INFO,
+    recovery: recovery(o.recovery),
+    transientRetries:
+      o.transientRetry === undefined
+        ? 0
+        : small("transientRetry.maxRetries", o.transientRetry?.maxRetries, 1, 10),
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
     redactor: new Redactor(secrets),
     events: new EventSink(o.onEvent),
