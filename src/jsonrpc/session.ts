@@ -158,7 +158,8 @@ export class Session {
     ).catch(() => {});
   }
 
-  #receive(message: JsonRpcMessage, bytes: number): void {
+  #receive(received: JsonRpcMessage, bytes: number): void {
+    let message = received;
     if (this.#closure) return;
     if ((isRequest(message) || isNotification(message)) && bytes > this.#options.maxFrameBytes) {
       void this.close(
@@ -180,11 +181,18 @@ export class Session {
       this.notifications.emit(message);
       return;
     }
-    if (message.id === null) return;
-    const entry = this.#pending.get(message.id);
+    if (message.id === null) {
+      // An error the server could not tie to an id: on a shared stream it can only be settled
+      // against a request when exactly one is waiting, which is the case during a probe.
+      if (!("error" in message) || this.#pending.size !== 1) return;
+      const [only] = this.#pending.keys();
+      message = { ...message, id: only! };
+    }
+    const id: JsonRpcId = message.id as JsonRpcId;
+    const entry = this.#pending.get(id);
     // A response to nothing we are waiting for (never sent, or already abandoned) is dropped.
     if (!entry) return;
-    this.#pending.delete(message.id);
+    this.#pending.delete(id);
     if (bytes > entry.maxBytes) {
       entry.reject(
         limitError(

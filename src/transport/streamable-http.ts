@@ -18,6 +18,14 @@ import {
 import { SseReader } from "./sse-framer.ts";
 import { type Era, Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
 
+/**
+ * A POST's reply belongs to that one request: an error there with `id: null` (a server that could
+ * not read the id, as JSON-RPC prescribes) is that request's answer.
+ */
+function ownReply(m: JsonRpcMessage, id: JsonRpcId): JsonRpcMessage {
+  return isResponse(m) && m.id === null && "error" in m ? { ...m, id } : m;
+}
+
 /** How long closing waits for the DELETE that ends a legacy session. */
 export const SESSION_DELETE_TIMEOUT_MS = 1000;
 /** How often a reply stream that ended early (2025-11-25 polling) may be resumed with Last-Event-ID. */
@@ -174,7 +182,8 @@ export class StreamableHttpTransport implements Transport {
       if (!decoded.ok)
         throw protocolError(where, decoded.reason, "the server's reply was not a JSON-RPC message");
       let answered = false;
-      for (const m of decoded.messages) {
+      for (const raw of decoded.messages) {
+        const m = ownReply(raw, id);
         if (isResponse(m) && m.id === id) answered = true;
         this.#messages.emit(m, bytes.byteLength);
       }
@@ -215,7 +224,8 @@ export class StreamableHttpTransport implements Transport {
           const decoded = decodeText(event.data);
           if (!decoded.ok)
             throw protocolError(where, decoded.reason, "an event in the server's reply was not JSON-RPC");
-          for (const m of decoded.messages) {
+          for (const raw of decoded.messages) {
+            const m = ownReply(raw, id);
             if (isResponse(m) && m.id === id) answered = true;
             this.#messages.emit(m, event.bytes);
           }
