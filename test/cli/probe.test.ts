@@ -90,6 +90,8 @@ describe("tether probe and the era hint file", () => {
       "none",
       "a legacy hint is not even consulted under a modern pin",
     );
+    // That run learned the truth; plant the wrong hint again.
+    hints.set(eraHintKey({ kind: "http", url: new URL(url) }), { era: "legacy", mode: "sse" });
     const run = JSON.parse(
       (await runCli(["probe", url, "--json"], { env: { TETHER_CACHE_DIR: cache } })).stdout,
     ) as { results: Row[] };
