@@ -1,6 +1,7 @@
-export type { CallToolResult, OperationOptions, Tool } from "./client/client.ts";
+export type { CallOptions, CallToolResult, OperationOptions, Progress, Tool } from "./client/client.ts";
 export { Client } from "./client/client.ts";
 export { connect } from "./connect/connect.ts";
+export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./connect/recovery.ts";
 export type {
   CallEffect,
   CancellationSource,
@@ -15,7 +16,9 @@ export type { LifecycleEvent } from "./lifecycle/events.ts";
 export { DIAGNOSTICS_CHANNEL } from "./lifecycle/events.ts";
 export { LIMITS } from "./options/limits.ts";
 export type { ConnectOptions, Deps, PhaseBudget } from "./options/options.ts";
+export type { EraHint, EraHintStore } from "./protocol/era-hints.ts";
+export { MemoryEraHints } from "./protocol/era-hints.ts";
 export type { ProtocolVersion } from "./protocol/versions.ts";
 export { KNOWN_VERSIONS } from "./protocol/versions.ts";
-export { CLEANUP_GRACE_MS } from "./transport/child-process.ts";
+export { CLEANUP_GRACE_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./transport/child-process.ts";
 export type { Era, TransportMode } from "./transport/transport.ts";

@@ -19,6 +19,8 @@ const status = await main(process.argv.slice(2), {
   },
   env: process.env,
   isTty: process.stdout.isTTY === true,
+  stderrIsTty: process.stderr.isTTY === true,
+  columns: process.stdout.columns,
   signal: controller.signal,
 });
 // Output is written whole, at the end, so a failure never leaves anything partial on stdout.

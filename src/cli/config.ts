@@ -29,11 +29,20 @@ export function defaultConfigPaths(
       : platform === "win32"
         ? join(appData, "Claude", "claude_desktop_config.json")
         : join(process.env.XDG_CONFIG_HOME ?? join(home, ".config"), "Claude", "claude_desktop_config.json");
+  const vscodeUser =
+    platform === "darwin"
+      ? join(home, "Library", "Application Support", "Code", "User", "mcp.json")
+      : platform === "win32"
+        ? join(appData, "Code", "User", "mcp.json")
+        : join(process.env.XDG_CONFIG_HOME ?? join(home, ".config"), "Code", "User", "mcp.json");
   return [
     join(cwd, ".mcp.json"),
     join(cwd, ".vscode", "mcp.json"),
     join(cwd, ".cursor", "mcp.json"),
+    join(home, ".claude.json"),
     join(home, ".cursor", "mcp.json"),
+    vscodeUser,
+    join(home, ".codeium", "windsurf", "mcp_config.json"),
     claude,
   ];
 }

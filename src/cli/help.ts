@@ -1,27 +1,42 @@
 export const VERSION = "0.1.0";
 
+const TARGETS = `Targets: an http(s) URL, a server name from a config file, or -- CMD ARGS... (a stdio
+server; then leave <target> out and put every option before --).`;
+
+const COMMON = `Connection options:
+  --transport auto|streamable-http|sse   HTTP transport (auto follows the spec's detection)
+  -H, --header 'Name: value'             extra HTTP header, repeatable
+  -e, --env KEY=VALUE                    extra environment for a stdio server, repeatable
+  --bearer-env VAR                       send Authorization: Bearer $VAR
+  --protocol-version V                   exact pin          --max-protocol-version V   ceiling
+  --timeout MS                           baseline time budget, both phases
+  --discovery-timeout MS                 the whole establishment deadline (alias --connect-timeout)
+  --call-timeout MS                      each call's deadline
+  --probe-timeout MS, --handshake-timeout MS   sub-limits inside the discovery deadline
+  --max-bytes N                          baseline byte ceiling per response, both phases
+  --discovery-max-bytes N, --call-max-bytes N, --max-frame-bytes N
+  --retry N                              opt-in recovery: at most N attempts in all
+  --config FILE                          read server names from this file only
+  --json   --events   --debug   --server-stderr`;
+
 export const HELP = `tether ${VERSION}: an MCP client that cannot hang, cannot leak and says what failed
 
 Usage:
   tether tools  <target> [options]                list the server's tools
   tether call   <target> <tool> [ARGS] [options]  call one tool
+  tether probe  <target>... [options]             establish only; report how it went
   tether resources <target> [options]             list resources
   tether read   <target> <uri> [options]          read one resource
   tether prompts <target> [options]               list prompts
   tether prompt <target> <name> [ARGS] [options]  get one prompt
   tether servers [--config FILE]                  list servers found in config files
+  tether completion bash|zsh|fish                 print a shell completion script
+  tether <command> --help                         help for one command
 
-Targets: an http(s) URL, a server name from a config file, or -- CMD ARGS... (stdio; then
-leave <target> out and put every option before --).
+${TARGETS}
 ARGS: one JSON object, or key=value (string) and key:=json pairs, or --args-file FILE.
 
-Options:
-  --transport auto|streamable-http|sse   -H, --header 'Name: value'   -e, --env KEY=VALUE
-  --bearer-env VAR                       --protocol-version V         --max-protocol-version V
-  --timeout MS   --discovery-timeout MS (--connect-timeout)   --call-timeout MS
-  --probe-timeout MS   --handshake-timeout MS   --max-bytes N   --discovery-max-bytes N
-  --call-max-bytes N   --max-frame-bytes N   --retry N   --json   --events   --debug
-  --server-stderr   --config FILE   --args-file FILE
+${COMMON}
 
 Examples:
   tether tools http://127.0.0.1:3000/mcp
@@ -31,3 +46,89 @@ Examples:
 Exit statuses: 0 ok, 1 tool error, 2 config, 3 connection/protocol, 4 timeout, 5 limit,
 6 unauthorized/forbidden, 7 throttled/upstream/remote error, 8 internal, 130 cancelled.
 `;
+
+const COMMANDS: Record<string, { usage: string; about: string; examples: string[] }> = {
+  tools: {
+    usage: "tether tools <target> [options]",
+    about: "Lists the server's tools (every page), each with a compact signature of its input schema.",
+    examples: [
+      "tether tools http://127.0.0.1:3000/mcp",
+      "tether tools --json -- node server.js",
+      "tether tools my-server --config ./.mcp.json",
+    ],
+  },
+  call: {
+    usage: "tether call <target> <tool> [ARGS] [options]",
+    about:
+      "Calls one tool, once (never re-sent). Prints its text content, or with --json the whole result.\nA result with isError: true prints the same way and exits 1.",
+    examples: [
+      "tether call http://127.0.0.1:3000/mcp echo message=hi",
+      "tether call my-server add a:=2 b:=3 --json",
+      `tether call https://example.com/mcp search '{"query":"mcp"}' --call-timeout 60000`,
+      "tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything",
+    ],
+  },
+  probe: {
+    usage: "tether probe <target>... [options]",
+    about:
+      "Establishes only, several targets at once, and reports era, negotiated version, transport,\nattempts and time per stage for each.",
+    examples: [
+      "tether probe http://a.local/mcp http://b.local/mcp",
+      "tether probe my-server --json",
+      "tether probe --max-protocol-version 2025-11-25 -- node server.js",
+    ],
+  },
+  resources: {
+    usage: "tether resources <target> [options]",
+    about: "Lists the server's resources.",
+    examples: ["tether resources http://127.0.0.1:3000/mcp", "tether resources my-server --json"],
+  },
+  read: {
+    usage: "tether read <target> <uri> [options]",
+    about:
+      "Reads one resource and prints its text (binary contents are named, not printed; --json prints all).",
+    examples: [
+      "tether read my-server demo://greeting",
+      "tether read demo://doc --json -- npx -y @modelcontextprotocol/server-everything",
+    ],
+  },
+  prompts: {
+    usage: "tether prompts <target> [options]",
+    about: "Lists the server's prompts.",
+    examples: ["tether prompts http://127.0.0.1:3000/mcp"],
+  },
+  prompt: {
+    usage: "tether prompt <target> <name> [ARGS] [options]",
+    about: "Gets one prompt with its arguments and prints its messages.",
+    examples: ["tether prompt my-server greet name=Ada", "tether prompt my-server greet --json name=Ada"],
+  },
+  servers: {
+    usage: "tether servers [--config FILE] [--json]",
+    about:
+      "Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,\nthe user's Cursor, VS Code, Windsurf and Claude Desktop configs), with every secret redacted.",
+    examples: ["tether servers", "tether servers --config ./.mcp.json --json"],
+  },
+  completion: {
+    usage: "tether completion bash|zsh|fish",
+    about: "Prints a completion script for your shell.",
+    examples: [
+      'eval "$(tether completion bash)"',
+      "tether completion fish > ~/.config/fish/completions/tether.fish",
+    ],
+  },
+};
+
+export const COMMAND_NAMES = Object.keys(COMMANDS);
+
+export function commandHelp(command: string): string | undefined {
+  const c = COMMANDS[command];
+  if (!c) return undefined;
+  const needsTarget = !["servers", "completion"].includes(command);
+  return `Usage: ${c.usage}
+
+${c.about}
+${needsTarget ? `\n${TARGETS}\n\n${COMMON}\n` : ""}
+Examples:
+${c.examples.map((e) => `  ${e}`).join("\n")}
+`;
+}

@@ -9,12 +9,14 @@ import type { LimitName } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { limit } from "../options/resolve.ts";
 import { parseToolArgs } from "./args.ts";
+import { completionScript } from "./completion.ts";
 import { loadServers, type ServerEntry } from "./config.ts";
 import { cacheDir, FileEraHints } from "./era-hint-file.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
-import { HELP, VERSION } from "./help.ts";
+import { commandHelp, HELP, VERSION } from "./help.ts";
 import { probeAll } from "./probe.ts";
-import { renderCall, renderList, renderText, renderTools } from "./render.ts";
+import { renderCall, renderList, renderServers, renderText, renderTools, styleFor } from "./render.ts";
+import { StageLine } from "./stage-line.ts";
 
 /** Where the CLI writes; tests pass buffers. */
 export interface Io {
@@ -22,6 +24,9 @@ export interface Io {
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
   isTty: boolean;
+  /** Whether stderr is a terminal (the stage line is shown there, and only there). */
+  stderrIsTty?: boolean;
+  columns?: number;
   signal?: AbortSignal;
 }
 
@@ -230,6 +235,22 @@ async function withClient<T>(options: ConnectOptions, fn: (client: Client) => Pr
  * stderr gets exactly one JSON error record (after any --events lines) and stdout nothing.
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let stageLine: StageLine | undefined;
+  try {
+    return await run(argv, io, (line) => {
+      stageLine = line;
+    });
+  } finally {
+    stageLine?.clear();
+  }
+}
+
+async function run(
+  argv: readonly string[],
+  io: Io,
+  onStageLine: (line: StageLine | undefined) => void,
+): Promise<number> {
+  let stageLine: StageLine | undefined;
   let debug = argv.includes("--debug");
   let redactor = new Redactor(
     Object.values(io.env).filter(
@@ -243,12 +264,28 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.stdout(`${VERSION}\n`);
       return 0;
     }
+    if (inv.command === "help" && inv.positionals[0] && commandHelp(inv.positionals[0])) {
+      io.stdout(commandHelp(inv.positionals[0])!);
+      return 0;
+    }
     if (inv.values.help || inv.command === "" || inv.command === "help") {
-      io.stdout(HELP);
+      const help = inv.values.help && inv.command ? commandHelp(inv.command) : undefined;
+      io.stdout(help ?? HELP);
       return inv.command === "" && !inv.values.help ? 2 : 0;
     }
+    if (inv.command === "completion") {
+      io.stdout(completionScript(inv.positionals[0]));
+      return 0;
+    }
     const { target, rest } = split(inv);
-    const events = inv.values.events ? (e: LifecycleEvent) => io.stderr(`${JSON.stringify(e)}\n`) : undefined;
+    const style = styleFor(io.isTty, io.columns, io.env);
+    stageLine = inv.values.events || !io.stderrIsTty ? undefined : new StageLine(io.stderr);
+    onStageLine(stageLine);
+    const events = inv.values.events
+      ? (e: LifecycleEvent) => io.stderr(`${JSON.stringify(e)}\n`)
+      : stageLine
+        ? (e: LifecycleEvent) => stageLine?.event(e)
+        : undefined;
     const build = () => {
       const { options, secrets } = connectOptions(inv, target, io);
       redactor = redactor.with(secrets);
@@ -260,7 +297,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         if (rest.length > 0) throw configError("invalid_args", "tools takes only a target");
         const options = build();
         const tools = await withClient({ ...options, prefetchTools: true }, async (c) => c.cachedTools ?? []);
-        io.stdout(json ? `${JSON.stringify({ tools })}\n` : renderTools(tools, io.isTty));
+        io.stdout(json ? `${JSON.stringify({ tools })}\n` : renderTools(tools, style));
         return 0;
       }
       case "call": {
@@ -282,7 +319,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         io.stdout(
           json
             ? `${JSON.stringify({ [inv.command]: items })}\n`
-            : renderList(items, inv.command === "resources" ? "uri" : "name"),
+            : renderList(items, inv.command === "resources" ? "uri" : "name", style),
         );
         return 0;
       }
@@ -315,7 +352,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           redactor = redactor.with(secrets);
           return { label: t ?? inv.stdio![0]!, options: { ...options, onEvent: events, signal: io.signal } };
         });
-        const report = await probeAll(built, redactor);
+        const report = await probeAll(built, redactor, style);
         io.stdout(json ? `${JSON.stringify({ results: report.rows })}\n` : report.table);
         if (report.firstError) {
           io.stderr(`${JSON.stringify(report.firstError.toJSON())}\n`);
@@ -324,9 +361,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return 0;
       }
       case "servers": {
-        const { renderServers } = await import("./render.ts");
         const servers = loadServers(inv.values.config);
-        io.stdout(renderServers(servers, json));
+        io.stdout(renderServers(servers, json, style));
         return 0;
       }
       default:

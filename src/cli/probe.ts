@@ -2,7 +2,7 @@ import { connect } from "../connect/connect.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { ConnectOptions } from "../options/options.ts";
-import { table } from "./render.ts";
+import { PLAIN, type Style, table } from "./render.ts";
 
 /** How many targets are probed at once. */
 export const PROBE_CONCURRENCY = 4;
@@ -87,6 +87,7 @@ async function probeOne(
 export async function probeAll(
   targets: { label: string; options: ConnectOptions }[],
   redactor: Redactor,
+  style: Style = PLAIN,
 ): Promise<{ rows: ProbeRow[]; table: string; firstError: TetherError | undefined }> {
   const results: { row: ProbeRow; error?: TetherError }[] = new Array(targets.length);
   let next = 0;
@@ -112,6 +113,7 @@ export async function probeAll(
       String(r.elapsedMs),
       r.stages.map((s) => `${s.stage} ${s.ms}${s.ok ? "" : "!"}`).join(", "),
     ]),
+    style,
   );
   return { rows, table: text, firstError: results.find((r) => r.error)?.error };
 }

@@ -8,26 +8,44 @@ function oneLine(text: unknown, max: number): string {
   return s.length > max ? `${s.slice(0, Math.max(0, max - 1))}…` : s;
 }
 
-/** The terminal's width; off a terminal nothing is cut. */
-function columns(): number {
-  return process.stdout.isTTY ? Math.max(40, process.stdout.columns || 100) : Number.MAX_SAFE_INTEGER;
+/** How human output looks: colour only on a terminal (and never with NO_COLOR), cut to its width. */
+export interface Style {
+  color: boolean;
+  /** The terminal's width; off a terminal nothing is cut. */
+  columns: number;
 }
 
+export const PLAIN: Style = { color: false, columns: Number.MAX_SAFE_INTEGER };
+
+/** The style for this process's stdout. */
+export function styleFor(isTty: boolean, columns: number | undefined, env: NodeJS.ProcessEnv): Style {
+  return {
+    color: isTty && !env.NO_COLOR && env.TERM !== "dumb",
+    columns: isTty ? Math.max(40, columns || 100) : Number.MAX_SAFE_INTEGER,
+  };
+}
+
+const bold = (style: Style, text: string) => (style.color ? `\x1b[1m${text}\x1b[22m` : text);
+const dim = (style: Style, text: string) => (style.color ? `\x1b[2m${text}\x1b[22m` : text);
+
 /** Rows as aligned columns, the last column cut to the terminal's width. */
-export function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][], style: Style = PLAIN): string {
   const widths = header.map((h, i) =>
     Math.min(40, Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length))),
   );
   const used = widths.slice(0, -1).reduce((a, b) => a + b + 2, 0);
-  const lastWidth = Math.max(10, columns() - used);
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) =>
-        i === cells.length - 1 ? oneLine(c, lastWidth) : oneLine(c, widths[i]!).padEnd(widths[i]!),
-      )
-      .join("  ")
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+  const lastWidth = Math.max(10, style.columns - used);
+  const cells = (row: string[]) =>
+    row.map((c, i) =>
+      i === row.length - 1 ? oneLine(c, lastWidth) : oneLine(c, widths[i]!).padEnd(widths[i]!),
+    );
+  const head = bold(style, cells(header).join("  ").trimEnd());
+  const body = rows.map((r) => {
+    const c = cells(r);
+    const last = c.pop() ?? "";
+    return `${c.join("  ")}${c.length ? "  " : ""}${dim(style, last)}`.trimEnd();
+  });
+  return `${[head, ...body].join("\n")}\n`;
 }
 
 /** A tool's input schema as a compact signature: `name(a: string, b?: number)`. */
@@ -41,11 +59,12 @@ export function signature(tool: Tool): string {
   return `${tool.name}(${params.join(", ")})`;
 }
 
-export function renderTools(tools: Tool[], _tty: boolean): string {
+export function renderTools(tools: Tool[], style: Style = PLAIN): string {
   if (tools.length === 0) return "(no tools)\n";
   return table(
     ["TOOL", "DESCRIPTION"],
     tools.map((t) => [signature(t), typeof t.description === "string" ? t.description : ""]),
+    style,
   );
 }
 
@@ -74,7 +93,7 @@ export function renderCall(result: CallToolResult): string {
   return text.endsWith("\n") ? text : `${text}\n`;
 }
 
-export function renderList(items: JsonObject[], key: "uri" | "name"): string {
+export function renderList(items: JsonObject[], key: "uri" | "name", style: Style = PLAIN): string {
   if (items.length === 0) return "(none)\n";
   return table(
     key === "uri" ? ["URI", "NAME", "DESCRIPTION"] : ["NAME", "DESCRIPTION"],
@@ -83,6 +102,7 @@ export function renderList(items: JsonObject[], key: "uri" | "name"): string {
         ? [String(i.uri ?? ""), String(i.name ?? ""), String(i.description ?? "")]
         : [String(i.name ?? ""), String(i.description ?? "")],
     ),
+    style,
   );
 }
 
@@ -105,7 +125,7 @@ export function renderText(result: JsonObject): string {
 }
 
 /** Config entries with every secret redacted: env and header values, URL userinfo and query. */
-export function renderServers(servers: ServerEntry[], json: boolean): string {
+export function renderServers(servers: ServerEntry[], json: boolean, style: Style = PLAIN): string {
   const shown = servers.map((s) => {
     let target: string;
     if (s.url) {
@@ -134,5 +154,6 @@ export function renderServers(servers: ServerEntry[], json: boolean): string {
   return table(
     ["NAME", "TRANSPORT", "SOURCE", "TARGET"],
     shown.map((s) => [s.name, s.transport, s.source, s.target]),
+    style,
   );
 }

@@ -120,16 +120,11 @@ export class Client {
     return this.#tools;
   }
 
-  /** Lists tools on an already-running deadline (establishment's), for `prefetchTools`. */
-  async prefetchTools(signal: AbortSignal): Promise<void> {
-    await this.listTools({ signal });
-  }
-
-  async callTool(
-    name: string,
-    args: JsonObject = {},
-    options: OperationOptions = {},
-  ): Promise<CallToolResult> {
+  /**
+   * Calls one tool, once. A failure is reported, never retried: after a timeout or a lost
+   * connection the error's `effect` is `unknown`, since the tool may have run.
+   */
+  async callTool(name: string, args: JsonObject = {}, options: CallOptions = {}): Promise<CallToolResult> {
     const result = await this.#operation(
       "tools/call",
       { name, arguments: args },
