@@ -16,7 +16,8 @@ function inTerminal(env: string, args: string): string {
   const out = execFileSync("script", ["-qc", command, "/dev/null"], { encoding: "utf8", timeout: 20_000 });
   // The stage line (stderr, shown when establishment takes a moment) erases itself with CR and
   // erase-line; the transcript keeps those bytes, so they are dropped before comparing.
-  return out.replace(/\r/g, "").replace(/\x1b\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connecting: [^…]*…)?/g, "");
+  const erase = new RegExp(`${String.fromCharCode(27)}\\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connecting: [^…]*…)?`, "g");
+  return out.replace(/\r/g, "").replace(erase, "");
 }
 
 const hasScript = (() => {
@@ -39,9 +40,9 @@ test("K1: NO_COLOR removes the colour, and --json on a terminal is the same one 
 }, () => {
   const plain = inTerminal("NO_COLOR=1", "tools");
   assert.equal(plain, fixture("tools-no-color.txt"));
-  assert.ok(!plain.includes("\x1b["));
+  assert.ok(!plain.includes(`${String.fromCharCode(27)}[`));
   const json = inTerminal("-u NO_COLOR", "tools --json");
   const doc = JSON.parse(json) as { tools: { name: string }[] };
   assert.ok(doc.tools.some((t) => t.name === "echo"));
-  assert.ok(!json.includes("\x1b["));
+  assert.ok(!json.includes(`${String.fromCharCode(27)}[`));
 });
