@@ -1,5 +1,6 @@
 export type { CallOptions, CallToolResult, OperationOptions, Progress, Tool } from "./client/client.ts";
 export { Client } from "./client/client.ts";
+export type { ClientHandlers, HandlerContext } from "./client/handlers.ts";
 export { connect } from "./connect/connect.ts";
 export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./connect/recovery.ts";
 export type {

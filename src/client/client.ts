@@ -5,7 +5,7 @@ import type { TetherError } from "../errors/tether-error.ts";
 import { forCall, toPublicError } from "../errors/to-public.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { Reply } from "../jsonrpc/session.ts";
-import { callerSignal, linkSignals } from "../lifecycle/abort.ts";
+import { callerSignal, linkSignals, raceAbort } from "../lifecycle/abort.ts";
 import { CallClock } from "../lifecycle/call-clock.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
@@ -18,6 +18,7 @@ import {
 } from "../protocol/modern-headers.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import type { Era, TransportMode } from "../transport/transport.ts";
+import { capabilitiesOf, handlerFor } from "./handlers.ts";
 
 export interface Tool {
   name: string;
@@ -300,7 +301,7 @@ export class Client {
             },
           );
         }
-        current = this.#nextRound(base, reply.result, stage, phase);
+        current = await this.#nextRound(base, reply.result, stage, phase, deadline.signal);
       }
     } catch (error) {
       throw this.#publicError(
@@ -341,10 +342,16 @@ export class Client {
 
   /**
    * The retry of an `input_required` round: the same params, `requestState` echoed exactly, and
-   * answers to what the server asked. This client declares no sampling, elicitation or roots, so
-   * it declines an elicitation and refuses the rest.
+   * answers to what the server asked, from the application's handlers. Without a handler an
+   * elicitation is declined and roots are empty; sampling cannot be faked, so it fails.
    */
-  #nextRound(params: JsonObject, result: JsonObject, stage: Stage, phase: Phase): JsonObject {
+  async #nextRound(
+    params: JsonObject,
+    result: JsonObject,
+    stage: Stage,
+    phase: Phase,
+    signal: AbortSignal,
+  ): Promise<JsonObject> {
     const next: JsonObject = { ...params };
     delete next.inputResponses;
     delete next.requestState;
@@ -353,15 +360,19 @@ export class Client {
     if (typeof requests === "object" && requests !== null && !Array.isArray(requests)) {
       const responses: JsonObject = {};
       for (const [key, req] of Object.entries(requests)) {
-        const method =
-          typeof req === "object" && req !== null && !Array.isArray(req) ? req.method : undefined;
-        if (method === "elicitation/create") responses[key] = { action: "decline" };
+        const r = typeof req === "object" && req !== null && !Array.isArray(req) ? req : {};
+        const method = typeof r.method === "string" ? r.method : "";
+        const p =
+          typeof r.params === "object" && r.params !== null && !Array.isArray(r.params) ? r.params : {};
+        const handler = handlerFor(this.#o.handlers, method);
+        if (handler) responses[key] = await raceAbort(Promise.resolve(handler(p, { signal })), signal);
+        else if (method === "elicitation/create") responses[key] = { action: "decline" };
         else if (method === "roots/list") responses[key] = { roots: [] };
         else {
           throw protocolError(
             { stage, phase, redactor: this.#o.redactor },
             "input_unsupported",
-            "the server asked for input this client cannot give (sampling)",
+            "the server asked for input this client was given no handler for",
           );
         }
       }
@@ -402,7 +413,9 @@ export class Client {
     const http = this.transportMode !== "stdio";
     const maxBytes = options.maxResponseBytes ?? this.#o[phase].maxResponseBytes;
     const linked = linkSignals(signal);
-    const finalParams = modern ? withModernMeta(params, this.protocolVersion, this.#o.clientInfo) : params;
+    const finalParams = modern
+      ? withModernMeta(params, this.protocolVersion, this.#o.clientInfo, capabilitiesOf(this.#o.handlers))
+      : params;
     return session
       .request(method, finalParams, {
         signal: linked.signal,

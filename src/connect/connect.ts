@@ -74,6 +74,7 @@ async function attemptOnce(
     // The caller may have cancelled, or the deadline passed, just as the last stage succeeded.
     if (deadline.signal.aborted) throw deadline.signal.reason;
     if (established.session.closure) throw established.session.closure;
+    established.session.transport.opened?.();
     o.events.emit({
       type: "attempt_end",
       ok: true,
@@ -95,7 +96,7 @@ async function attemptOnce(
       error instanceof TetherError
         ? error
         : toPublicError(error, {
-            stage: client ? "list_tools" : attempt.stage,
+            stage: client && o.prefetchTools ? "list_tools" : attempt.stage,
             phase: "discovery",
             redactor: o.redactor,
           });
@@ -147,12 +148,24 @@ async function nextStep(
       elapsedMs: deadline.elapsedMs(),
       eligible: true,
     };
+    // The hook is the caller's code: raced against the deadline plus the grace on a timer that
+    // keeps the process alive, since nothing else may be pending while it decides.
+    const graced = new AbortController();
+    const timer = o.clock.setTimeout(
+      () => graced.abort(),
+      Math.max(1, deadline.remainingMs()) + CLEANUP_GRACE_MS,
+      true,
+    );
     try {
-      const graced = AbortSignal.timeout(Math.max(1, deadline.remainingMs()) + CLEANUP_GRACE_MS);
-      const yes = await raceAbort(Promise.resolve(o.recovery.shouldRetry(Object.freeze(info))), graced);
+      const yes = await raceAbort(
+        Promise.resolve().then(() => o.recovery.shouldRetry!(Object.freeze(info))),
+        graced.signal,
+      );
       if (yes !== true) stop = "policy_veto";
     } catch {
       stop = "policy_veto";
+    } finally {
+      o.clock.clearTimeout(timer);
     }
   }
   const backoff = o.recovery.backoffMs * 2 ** (n - 1);

@@ -1,3 +1,4 @@
+import { capabilitiesOf, handlerFor } from "../client/handlers.ts";
 import type { Stage } from "../errors/codes.ts";
 import { protocolError } from "../errors/failures.ts";
 import { TetherError } from "../errors/tether-error.ts";
@@ -139,6 +140,7 @@ export class Attempt {
       } catch (e) {
         primary.cleanupErrors.push(e);
       }
+      primary.cleanupErrors.push(...s.transport.cleanupErrors);
     }
   }
 
@@ -180,9 +182,35 @@ export class Attempt {
                 ? "cancelled"
                 : "timeout"
               : undefined,
-        httpStatus: error instanceof HttpRejection ? error.status : undefined,
-        rpcCode: error instanceof RpcReplyError ? error.error.code : undefined,
-        cancellation: e instanceof Interrupt ? e.source : undefined,
+        reason:
+          e instanceof TetherError
+            ? e.reason
+            : e instanceof Interrupt
+              ? e.kind === "caller"
+                ? "cancelled"
+                : e.kind === "deadline"
+                  ? "deadline_exceeded"
+                  : e.reason
+              : error instanceof HttpRejection
+                ? `http_${error.status}`
+                : error instanceof RpcReplyError
+                  ? "rpc_error"
+                  : undefined,
+        httpStatus:
+          error instanceof HttpRejection ? error.status : e instanceof TetherError ? e.httpStatus : undefined,
+        rpcCode:
+          error instanceof RpcReplyError
+            ? error.error.code
+            : e instanceof TetherError
+              ? e.rpcCode
+              : undefined,
+        // A stage's own limit is not a cancellation: only the caller and the overall deadline are.
+        cancellation:
+          e instanceof Interrupt && e.kind !== "stage"
+            ? e.source
+            : e instanceof TetherError
+              ? e.cancellation
+              : undefined,
       });
       throw error;
     } finally {
@@ -230,6 +258,10 @@ export class Attempt {
     const session = new Session(transport, {
       redactor: this.#o.redactor,
       maxFrameBytes: this.#o.maxFrameBytes,
+      serve: (method, params, signal) => {
+        const handler = handlerFor(this.#o.handlers, method);
+        return handler ? Promise.resolve().then(() => handler(params, { signal })) : undefined;
+      },
       onClosed: (closure) =>
         this.#o.events.emit({
           type: "closed",
@@ -554,12 +586,16 @@ export class Attempt {
     version: string,
     signal: AbortSignal,
   ) {
-    return session.request(method, withModernMeta(params, version, this.#o.clientInfo), {
-      signal,
-      maxBytes: this.#o.discovery.maxResponseBytes,
-      headers: session.transport.mode === "stdio" ? undefined : modernHeaders(version, method, params),
-      cancelOnAbort: false,
-    });
+    return session.request(
+      method,
+      withModernMeta(params, version, this.#o.clientInfo, capabilitiesOf(this.#o.handlers)),
+      {
+        signal,
+        maxBytes: this.#o.discovery.maxResponseBytes,
+        headers: session.transport.mode === "stdio" ? undefined : modernHeaders(version, method, params),
+        cancelOnAbort: false,
+      },
+    );
   }
 
   #modernEstablished(session: Session, version: ProtocolVersion, result: JsonObject): Established {
@@ -609,7 +645,11 @@ export class Attempt {
         this.#transient(signal, () =>
           session.request(
             "initialize",
-            { protocolVersion: requested, capabilities: {}, clientInfo: this.#o.clientInfo },
+            {
+              protocolVersion: requested,
+              capabilities: capabilitiesOf(this.#o.handlers),
+              clientInfo: this.#o.clientInfo,
+            },
             { signal, maxBytes: this.#o.discovery.maxResponseBytes, cancelOnAbort: false },
           ),
         ),

@@ -49,7 +49,7 @@ export function interruptError(interrupt: Interrupt, where: Where): TetherError 
     code: "timeout",
     reason,
     message: `no ${STAGE_WORDS[where.stage]} within the ${ms} ms ${budget}`,
-    cancellation: "deadline",
+    cancellation: interrupt.kind === "deadline" ? "deadline" : undefined,
     limits: where.limits ?? { timeoutMs: ms },
   });
 }

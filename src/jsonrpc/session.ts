@@ -16,6 +16,9 @@ import {
 
 export type SessionState = "connecting" | "open" | "closing" | "closed";
 
+/** Server requests answered at once; more are refused until some finish, so a server cannot pile them up. */
+export const MAX_SERVER_REQUESTS = 16;
+
 export interface RequestOptions {
   /** Bounds the wait; its abort reason is what the request rejects with. */
   signal: AbortSignal;
@@ -51,6 +54,13 @@ export interface SessionOptions {
    * larger one closes the session: P6.
    */
   maxFrameBytes: number;
+  /**
+   * Answers a server request other than `ping`; undefined means we do not serve that method
+   * (it is refused with -32601).
+   */
+  serve?: (method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject> | undefined;
+  /** Ceiling for the bytes of one answer we send back. */
+  maxAnswerBytes?: number;
   /** Told once, when the session starts closing, with the closure error. */
   onClosed?: (closure: TetherError) => void;
 }
@@ -66,6 +76,8 @@ export class Session {
   #nextId = 1;
   #pending = new Map<JsonRpcId, Pending>();
   #closure: TetherError | undefined;
+  /** Server requests being answered right now (bounded by MAX_SERVER_REQUESTS). */
+  #serving = 0;
   #closing: Promise<void> | undefined;
   readonly #life = new AbortController();
   readonly #unsubscribe: Unsubscribe[];
@@ -211,11 +223,43 @@ export class Session {
 
   /** We declare no client capabilities: `ping` is answered, anything else is refused with -32601. */
   #answerServerRequest(request: JsonRpcRequest): void {
-    const reply: JsonRpcMessage =
-      request.method === "ping"
-        ? { jsonrpc: "2.0", id: request.id, result: {} }
-        : { jsonrpc: "2.0", id: request.id, error: { code: -32601, message: "Method not found" } };
-    this.transport.send(reply, { signal: this.#life.signal, maxBytes: 64 * 1024 }).catch(() => {});
+    const send = (reply: JsonRpcMessage) => {
+      if (this.#closure) return;
+      this.transport.send(reply, { signal: this.#life.signal, maxBytes: 64 * 1024 }).catch(() => {});
+    };
+    if (request.method === "ping") {
+      send({ jsonrpc: "2.0", id: request.id, result: {} });
+      return;
+    }
+    const answer =
+      this.#serving < MAX_SERVER_REQUESTS
+        ? this.#options.serve?.(request.method, request.params ?? {}, this.#life.signal)
+        : undefined;
+    if (!answer) {
+      const busy = this.#serving >= MAX_SERVER_REQUESTS && this.#options.serve !== undefined;
+      send({
+        jsonrpc: "2.0",
+        id: request.id,
+        error: busy
+          ? { code: -32603, message: "Too many requests in flight" }
+          : { code: -32601, message: "Method not found" },
+      });
+      return;
+    }
+    this.#serving++;
+    answer
+      .then(
+        (result) => send({ jsonrpc: "2.0", id: request.id, result }),
+        () =>
+          send({
+            jsonrpc: "2.0",
+            id: request.id,
+            error: { code: -32603, message: "The client could not answer" },
+          }),
+      )
+      .finally(() => {
+        this.#serving--;
+      });
   }
 
   /**
@@ -241,7 +285,7 @@ export class Session {
     for (const u of this.#unsubscribe) u();
     this.notifications.clear();
     this.#life.abort();
-    this.#closing = this.transport.close().then(
+    this.#closing = this.transport.close(cause === undefined ? undefined : "failure").then(
       () => {
         this.#state = "closed";
       },

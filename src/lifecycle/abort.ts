@@ -78,7 +78,10 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
   });
 }
 
-/** An abortable delay that removes its listener and timer however it ends. */
+/**
+ * An abortable delay that removes its listener and timer however it ends. Its timer keeps the
+ * process alive: while a caller awaits a back-off, the back-off is the work in progress.
+ */
 export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<void>((resolve, reject) => {
@@ -86,10 +89,14 @@ export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<vo
       clock.clearTimeout(timer);
       reject(signal.reason);
     };
-    const timer = clock.setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
+    const timer = clock.setTimeout(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      ms,
+      true,
+    );
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
@@ -98,7 +105,13 @@ export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<vo
 export function callerSignal(signal: AbortSignal | undefined): LinkedSignal {
   const controller = new AbortController();
   if (!signal) return { signal: controller.signal, dispose() {} };
-  const onAbort = () => controller.abort(new Interrupt("caller", "cancelled", undefined, signal.reason));
+  // A reason that is already an Interrupt (a deadline's signal handed down) passes through as is.
+  const onAbort = () =>
+    controller.abort(
+      signal.reason instanceof Interrupt
+        ? signal.reason
+        : new Interrupt("caller", "cancelled", undefined, signal.reason),
+    );
   if (signal.aborted) onAbort();
   else signal.addEventListener("abort", onAbort, { once: true });
   return { signal: controller.signal, dispose: () => signal.removeEventListener("abort", onAbort) };

@@ -64,7 +64,9 @@ export class EventSink {
   emit(event: LifecycleEvent): void {
     if (this.#listener) {
       try {
-        this.#listener(event);
+        const returned: unknown = this.#listener(event);
+        // An async listener's rejection is its own too; never an unhandled rejection of ours.
+        if (returned instanceof Promise) returned.catch(() => {});
       } catch {
         // The caller's listener failing is not our failure.
       }

@@ -1,3 +1,4 @@
+import type { ClientHandlers } from "../client/handlers.ts";
 import type { RecoveryPolicy, TransientRetryPolicy } from "../connect/recovery.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
@@ -64,6 +65,8 @@ export interface ConnectOptions {
   /** Most `input_required` rounds for one request (default 8, max 100). */
   maxInputRounds?: number;
 
+  /** Answers to server requests (elicitation, sampling, roots); each one given is declared as a capability. */
+  handlers?: ClientHandlers;
   /** Opt-in: fresh attempts after an eligible establishment failure (default: one attempt). */
   recovery?: RecoveryPolicy;
   /** Opt-in: wait out a 429/503 that names Retry-After during establishment, within the deadline. */

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { ClientHandlers } from "../client/handlers.ts";
 import type { RecoveryPolicy } from "../connect/recovery.ts";
 import { configError } from "../errors/failures.ts";
 import { Redactor, secretsOf } from "../errors/redact.ts";
@@ -59,6 +60,7 @@ export interface ResolvedOptions {
   prefetchTools: boolean;
   clientInfo: { name: string; version: string };
   eraHints: EraHintStore | undefined;
+  handlers: ClientHandlers | undefined;
   recovery: Required<Pick<RecoveryPolicy, "maxAttempts" | "backoffMs">> &
     Pick<RecoveryPolicy, "shouldRetry" | "isSecurityError">;
   transientRetries: number;
@@ -102,6 +104,16 @@ function recovery(r: RecoveryPolicy | undefined): ResolvedOptions["recovery"] {
     shouldRetry: r.shouldRetry,
     isSecurityError: r.isSecurityError,
   };
+}
+
+function handlers(h: ClientHandlers | undefined): ClientHandlers | undefined {
+  if (h === undefined) return undefined;
+  if (typeof h !== "object" || h === null) throw configError("invalid_option", "handlers must be an object");
+  for (const k of ["elicitation", "sampling", "roots"] as const) {
+    if (h[k] !== undefined && typeof h[k] !== "function")
+      throw configError("invalid_option", `handlers.${k} must be a function`);
+  }
+  return h;
 }
 
 function version(name: string, value: unknown): ProtocolVersion {
@@ -242,6 +254,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
       o.transientRetry === undefined
         ? 0
         : small("transientRetry.maxRetries", o.transientRetry?.maxRetries, 1, 10),
+    handlers: handlers(o.handlers),
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
     redactor: new Redactor(secrets),
     events: new EventSink(o.onEvent),

@@ -105,10 +105,14 @@ export function modernHeaders(
 }
 
 /** The `_meta` fields every modern request carries. */
-export function modernMeta(version: string, clientInfo: { name: string; version: string }): JsonObject {
+export function modernMeta(
+  version: string,
+  clientInfo: { name: string; version: string },
+  capabilities: JsonObject = {},
+): JsonObject {
   return {
     "io.modelcontextprotocol/protocolVersion": version,
-    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
     "io.modelcontextprotocol/clientInfo": clientInfo,
   };
 }
@@ -118,8 +122,9 @@ export function withModernMeta(
   params: JsonObject | undefined,
   version: string,
   clientInfo: { name: string; version: string },
+  capabilities: JsonObject = {},
 ): JsonObject {
   const own = params?._meta;
   const meta = typeof own === "object" && own !== null && !Array.isArray(own) ? own : {};
-  return { ...params, _meta: { ...meta, ...modernMeta(version, clientInfo) } };
+  return { ...params, _meta: { ...meta, ...modernMeta(version, clientInfo, capabilities) } };
 }

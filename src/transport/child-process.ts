@@ -53,13 +53,28 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
  * SIGKILL. With `graceful: false` (a failed or expired establishment) it skips the stdin wait.
  * Resolves once the process has exited (or could not be signalled at all).
  */
-export async function stopChild(child: ChildProcess, graceful: boolean): Promise<void> {
-  child.stdin?.end();
-  child.stdin?.destroy();
+export async function stopChild(
+  child: ChildProcess,
+  graceful: boolean,
+  onError: (e: unknown) => void = () => {},
+): Promise<void> {
+  const attempt = (fn: () => void) => {
+    try {
+      fn();
+    } catch (e) {
+      onError(e);
+    }
+  };
+  attempt(() => {
+    child.stdin?.end();
+    child.stdin?.destroy();
+  });
   if (exited(child) || child.pid === undefined) return;
   if (graceful && (await waitExit(child, STDIN_CLOSE_GRACE_MS))) return;
-  child.kill("SIGTERM");
+  // A signal that cannot be sent is reported, and the next step is still taken.
+  attempt(() => child.kill("SIGTERM"));
   if (await waitExit(child, SIGTERM_GRACE_MS)) return;
-  child.kill("SIGKILL");
-  await waitExit(child, 250);
+  attempt(() => child.kill("SIGKILL"));
+  if (!(await waitExit(child, 250)) && child.pid !== undefined)
+    attempt(() => process.kill(child.pid!, "SIGKILL"));
 }

@@ -185,7 +185,9 @@ export class LegacySseTransport implements Transport {
     }
   }
 
-  close(): Promise<void> {
+  readonly cleanupErrors: unknown[] = [];
+
+  close(_reason?: "failure"): Promise<void> {
     this.#closing ??= (async () => {
       this.#fail(
         closedError(

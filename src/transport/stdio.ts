@@ -128,19 +128,21 @@ export class StdioTransport implements Transport {
     });
   }
 
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
+  readonly cleanupErrors: unknown[] = [];
+
+  close(reason?: "failure"): Promise<void> {
+    this.#closing ??= this.#shutdown(reason !== "failure");
     return this.#closing;
   }
 
-  async #shutdown(): Promise<void> {
-    const graceful = !this.#closed;
+  async #shutdown(polite: boolean): Promise<void> {
+    const graceful = polite && !this.#closed;
     this.#fail(closedError(this.#where(), "closed_by_client", "the client closed the connection"));
     const child = this.#child;
     if (!child) return;
     child.stdout?.removeAllListeners("data");
     child.stdout?.destroy();
-    await stopChild(child, graceful);
+    await stopChild(child, graceful, (e) => this.cleanupErrors.push(e));
     child.removeAllListeners();
     child.stdin?.removeAllListeners();
   }

@@ -3,7 +3,7 @@ import { closedError, limitError, protocolError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import { decodeFrame, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
-import { linkSignals, sleep } from "../lifecycle/abort.ts";
+import { linkSignals, raceAbort, sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
 import { ByteBudget, ByteCeilingExceeded, boundedChunks, readBounded } from "./byte-budget.ts";
@@ -85,8 +85,13 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (atLeast(version, "2025-06-18")) this.#versionHeader = version;
-    if (this.#o.listen) void this.#listen();
   }
+
+  opened(): void {
+    if (this.#era === "legacy" && this.#o.listen && !this.#closed) void this.#listen();
+  }
+
+  readonly cleanupErrors: unknown[] = [];
 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
     if (this.#closed) throw this.#closed;
@@ -316,7 +321,7 @@ export class StreamableHttpTransport implements Transport {
     return h;
   }
 
-  close(): Promise<void> {
+  close(_reason?: "failure"): Promise<void> {
     this.#closing ??= this.#shutdown();
     return this.#closing;
   }
@@ -331,14 +336,20 @@ export class StreamableHttpTransport implements Transport {
     const controller = new AbortController();
     const timer = this.#o.clock.setTimeout(() => controller.abort(), SESSION_DELETE_TIMEOUT_MS);
     try {
-      const response = await this.#o.fetch(this.#o.url, {
-        method: "DELETE",
-        headers: { ...this.#o.headers, ...this.#sessionHeaders() },
-        signal: controller.signal,
-      });
+      // Raced against the timer too: a caller's fetch that ignores its signal cannot hold close().
+      const response = await raceAbort(
+        this.#o.fetch(this.#o.url, {
+          method: "DELETE",
+          headers: { ...this.#o.headers, ...this.#sessionHeaders() },
+          signal: controller.signal,
+        }),
+        controller.signal,
+      );
       discard(response);
-    } catch {
-      // Best effort, bounded: the session expires on the server's side anyway.
+    } catch (error) {
+      // Bounded and best effort: the session expires on the server's side anyway. A failure other
+      // than our own timer is still reported.
+      if (!controller.signal.aborted) this.cleanupErrors.push(error);
     } finally {
       this.#o.clock.clearTimeout(timer);
     }

@@ -38,8 +38,15 @@ export interface Transport {
   onClose(listener: (error: TetherError) => void): Unsubscribe;
   /** Told the negotiated version once it is known (HTTP sends it as a header on later requests). */
   negotiated?(version: string, era: Era): void;
-  /** Releases everything; idempotent, every call gets the same promise, never rejects. */
-  close(): Promise<void>;
+  /** Told once establishment is complete and the client is handed over (HTTP opens its optional GET stream). */
+  opened?(): void;
+  /**
+   * Releases everything; idempotent, every call gets the same promise, never rejects. `failure`
+   * (establishment failed or the channel broke) skips the polite waits a normal close gives.
+   */
+  close(reason?: "failure"): Promise<void>;
+  /** Failures met while disposing (a kill that threw, a DELETE that failed): reported, never thrown. */
+  readonly cleanupErrors: unknown[];
 }
 
 /** A small listener set whose members cannot break the emitter. */

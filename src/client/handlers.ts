@@ -1,0 +1,44 @@
+import type { JsonObject } from "../jsonrpc/messages.ts";
+
+/** What a handler is told besides the request: a signal that aborts when the answer is no longer wanted. */
+export interface HandlerContext {
+  signal: AbortSignal;
+}
+
+/**
+ * Answers to what servers may ask of a client. Each one given is declared as a capability
+ * (legacy: in `initialize`; modern: in every request's `_meta`) and used both for server
+ * requests (legacy) and for `input_required` rounds (2026-07-28). Without one, a server that
+ * asks anyway is refused (`-32601`), or in a modern round an elicitation is declined.
+ */
+export interface ClientHandlers {
+  /** `elicitation/create`: return `{ action: "accept", content }`, `{ action: "decline" }` or `{ action: "cancel" }`. */
+  elicitation?: (params: JsonObject, context: HandlerContext) => Promise<JsonObject> | JsonObject;
+  /** `sampling/createMessage`: return a CreateMessageResult. */
+  sampling?: (params: JsonObject, context: HandlerContext) => Promise<JsonObject> | JsonObject;
+  /** `roots/list`: return `{ roots: [{ uri, name? }] }`. */
+  roots?: (context: HandlerContext) => Promise<JsonObject> | JsonObject;
+}
+
+/** The client capabilities the handlers amount to. */
+export function capabilitiesOf(handlers: ClientHandlers | undefined): JsonObject {
+  const caps: JsonObject = {};
+  if (handlers?.elicitation) caps.elicitation = {};
+  if (handlers?.sampling) caps.sampling = {};
+  if (handlers?.roots) caps.roots = { listChanged: false };
+  return caps;
+}
+
+/** The handler for a server request's method, if the application gave one. */
+export function handlerFor(
+  handlers: ClientHandlers | undefined,
+  method: string,
+): ((params: JsonObject, context: HandlerContext) => Promise<JsonObject> | JsonObject) | undefined {
+  if (method === "elicitation/create") return handlers?.elicitation;
+  if (method === "sampling/createMessage") return handlers?.sampling;
+  if (method === "roots/list" && handlers?.roots) {
+    const roots = handlers.roots;
+    return (_params, context) => roots(context);
+  }
+  return undefined;
+}
