@@ -39,7 +39,7 @@ export async function connect(options: ConnectOptions): Promise<Client> {
         }
         if (stop) {
           const primary = primaryOf(failures);
-          primary.attempts = failures.length;
+          primary.attempts = n;
           primary.laterFailures = failures.filter((f) => f !== primary);
           if (o.recovery.maxAttempts > 1) primary.recoveryStopped = stop;
           throw primary;

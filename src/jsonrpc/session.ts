@@ -2,6 +2,7 @@ import type { Phase, Stage } from "../errors/codes.ts";
 import { closedError, failureFrom, limitError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { asTetherError, type TetherError } from "../errors/tether-error.ts";
+import { forCall } from "../errors/to-public.ts";
 import { Listeners, type Transport, type Unsubscribe } from "../transport/transport.ts";
 import {
   isNotification,
@@ -15,6 +16,15 @@ import {
 } from "./messages.ts";
 
 export type SessionState = "connecting" | "open" | "closing" | "closed";
+
+/**
+ * A transport reports its channel's failures as seen from an established session (stage and
+ * phase `call`); during establishment the same failure belongs to the stage in progress.
+ */
+function attribute(error: TetherError, where: { stage: Stage; phase: Phase; redactor: Redactor }): TetherError {
+  if (error.stage !== "call" || error.phase !== "call" || where.phase === "call") return error;
+  return forCall(error, where);
+}
 
 /** Server requests answered at once; more are refused until some finish, so a server cannot pile them up. */
 export const MAX_SERVER_REQUESTS = 16;
@@ -272,7 +282,7 @@ export class Session {
     this.#closure =
       cause === undefined
         ? closedError(where, "closed_by_client", "the client closed the connection")
-        : failureFrom(cause, where, (e) => asTetherError(e, where));
+        : attribute(failureFrom(cause, where, (e) => asTetherError(e, where)), where);
     this.#state = "closing";
     try {
       this.#options.onClosed?.(this.#closure);

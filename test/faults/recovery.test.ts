@@ -1,0 +1,1036 @@
+// Bounded fresh-attempt recovery (CONTRACT R1–R8, C6, E2) against hostile servers: loopback HTTP
+// servers that destroy, hang or refuse chosen requests, a stdio script whose first process dies on
+// `initialize`, and custom fetches that throw DNS, TLS, reset and application errors (alone and in
+// aggregates). Each test counts what actually happened on both sides: `attempt_start` events,
+// requests (or fetch calls, or processes) that reached the server, and recovery decisions.
+//
+// Every fault hits only the first request of its kind unless a test says otherwise, so a fresh
+// attempt that should not have happened would succeed — an extra attempt cannot hide.
+//
+// In this process the loopback servers usually hold the event loop open, which would hide a
+// library that lets it empty mid-establishment (a back-off or Retry-After wait on an unref'd
+// timer); that is checked apart, in child processes that hold nothing else.
+//
+// Timing assertions are loose on purpose (a noisy two-core machine).
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  CLEANUP_GRACE_MS,
+  type Client,
+  type ConnectOptions,
+  connect,
+  type LifecycleEvent,
+  TetherError,
+} from "../../src/index.ts";
+import { type ChildExit, runChildToExit } from "../helpers/child-exit.ts";
+import { errorRecord, runCli } from "../helpers/cli.ts";
+import {
+  destroy,
+  empty,
+  type Handler,
+  HOSTILE_SESSION_ID,
+  type HostileServer,
+  hang,
+  json,
+  legacyAnswerTo,
+  legacyStdioServer,
+  legacyStreamableHandler,
+  type Recorded,
+  rpcResult,
+  type StdioScript,
+  startHttp,
+  startStdioScript,
+} from "../helpers/hostile.ts";
+
+/** A legacy pin and a ceiling below the modern era: both skip `server/discover`, so the first request is `initialize`. */
+const PIN = "2025-06-18";
+const CEILING = "2025-03-26";
+/** Generous limits for tests whose fault is not a timer. */
+const TIMEOUT_MS = 8_000;
+const HANDSHAKE_TIMEOUT_MS = 3_000;
+/** A handshake limit short enough to wait out. */
+const SHORT_HANDSHAKE_MS = 250;
+/** How long a test watches for anything arriving late (a replay, a stray attempt). */
+const SETTLE_MS = 250;
+/** Where a failed HTTP exchange during a stage may be reported: the stage, or the request itself. */
+const HTTP_STAGES = (stage: string) => ["http_request", stage];
+/** Timers fire late on a busy event loop: the slack allowed past a bound that is itself a timer. */
+const TIMER_SLACK_MS = 400;
+
+// Everything a test opens is closed in `after`, even when an assertion failed first.
+const servers: HostileServer[] = [];
+const scripts: StdioScript[] = [];
+const clients: Client[] = [];
+const dirs: string[] = [];
+after(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(servers.map((s) => s.close()));
+  for (const s of scripts) s.dispose();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------- connecting
+
+interface Outcome {
+  client?: Client;
+  error?: unknown;
+  elapsedMs: number;
+  events: LifecycleEvent[];
+}
+
+/** Connects cold (no remembered era, no GET stream), recording lifecycle events and the time taken. */
+async function establish(options: ConnectOptions): Promise<Outcome> {
+  const events: LifecycleEvent[] = [];
+  const started = performance.now();
+  try {
+    const client = await connect({
+      timeoutMs: TIMEOUT_MS,
+      handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+      listen: false,
+      eraHints: false,
+      ...options,
+      onEvent: (e) => {
+        events.push(e);
+        options.onEvent?.(e);
+      },
+    });
+    clients.push(client);
+    return { client, elapsedMs: performance.now() - started, events };
+  } catch (error) {
+    return { error, elapsedMs: performance.now() - started, events };
+  }
+}
+
+function connected(o: Outcome): Client {
+  if (o.client) return o.client;
+  const e = o.error as Partial<TetherError> | undefined;
+  assert.fail(`connect failed: ${e?.code} (${e?.reason}) at ${e?.stage} after ${e?.attempts} attempt(s)`);
+}
+
+function failed(o: Outcome): TetherError {
+  assert.equal(o.client, undefined, "connect should have failed");
+  assert.ok(o.error instanceof TetherError, `a TetherError, not ${String(o.error)}`);
+  return o.error;
+}
+
+function ofType<T extends LifecycleEvent["type"]>(
+  events: LifecycleEvent[],
+  type: T,
+): Extract<LifecycleEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<LifecycleEvent, { type: T }> => e.type === type);
+}
+
+const attemptStarts = (events: LifecycleEvent[]) => ofType(events, "attempt_start").length;
+const decisions = (events: LifecycleEvent[]) => ofType(events, "recovery").map((e) => e.decision);
+
+// ---------------------------------------------------------------- servers
+
+interface LegacyServer extends HostileServer {
+  /** Requests whose JSON-RPC method (or, without one, HTTP method) is `key`, in order. */
+  of(key: string): Recorded[];
+  /** The TCP connection (numbered by first use) each request came on. */
+  connectionOf(rec: Recorded): number;
+  /** Distinct TCP connections that carried a request. */
+  connections(): number;
+  /** Session ids handed out, one per answered `initialize`, in order. */
+  sessions: string[];
+}
+
+/**
+ * A correct legacy Streamable HTTP server, except for `faults`: `faults[key][n]` answers the n-th
+ * request whose JSON-RPC method (or HTTP method) is `key`; `faults["*"][n]` the n-th request of
+ * any kind. Every answered `initialize` opens a new session, `session-<n>`; only the newest is live.
+ */
+async function legacyServer(faults: Partial<Record<string, Handler[]>> = {}): Promise<LegacyServer> {
+  const sockets: Socket[] = [];
+  const connection = new Map<Recorded, number>();
+  const seen = new Map<string, number>();
+  const sessions: string[] = [];
+  let total = 0;
+  const correct = legacyStreamableHandler();
+  const handler: Handler = async (res, rec, req) => {
+    if (!sockets.includes(req.socket)) sockets.push(req.socket);
+    connection.set(rec, sockets.indexOf(req.socket));
+    const key = rec.rpcMethod ?? rec.method;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    const fault = faults[key]?.[n] ?? faults["*"]?.[total];
+    total++;
+    if (fault) return await fault(res, rec, req);
+    if (rec.rpcMethod === "initialize") {
+      const id = `session-${sessions.length + 1}`;
+      sessions.push(id);
+      return json(
+        200,
+        rpcResult(rec.rpcId, {
+          protocolVersion: legacyAnswerTo(rec),
+          capabilities: { tools: {} },
+          serverInfo: { name: "recovery-legacy", version: "0.0.0" },
+        }),
+        { headers: { "mcp-session-id": id } },
+      )(res, rec, req);
+    }
+    // The minimal server underneath knows one session id: map the live one onto it, and hide any other.
+    const sid = rec.headers["mcp-session-id"];
+    const live = sid !== undefined && sid === sessions.at(-1);
+    const headers = { ...rec.headers, "mcp-session-id": live ? HOSTILE_SESSION_ID : undefined };
+    return await correct(res, { ...rec, headers }, req);
+  };
+  const server = await startHttp(handler);
+  servers.push(server);
+  return {
+    ...server,
+    of: (key) => server.requests.filter((r) => (r.rpcMethod ?? r.method) === key),
+    connectionOf: (rec) => connection.get(rec) ?? -1,
+    connections: () => sockets.length,
+    sessions,
+  };
+}
+
+const always = (h: Handler): Handler[] => Array.from({ length: 50 }, () => h);
+
+function requestedVersion(rec: Recorded | undefined): unknown {
+  return rec?.rpcParams?.protocolVersion;
+}
+
+// ---------------------------------------------------------------- stdio
+
+/** A legacy stdio server whose first process exits as soon as it reads `initialize`; later processes behave. */
+const EXITS_ON_FIRST_INITIALIZE = `
+import { existsSync, writeFileSync } from "node:fs";
+const MARKER = LOG_FILE + ".first-started";
+if (!existsSync(MARKER)) {
+  writeFileSync(MARKER, "");
+  onMessage((m) => { if (m.method === "initialize") process.exit(0); });
+} else {
+${legacyStdioServer({ discover: { reply: "error", code: -32601 } })}
+}
+`;
+
+function stdioServer(source: string): StdioScript {
+  const s = startStdioScript(source);
+  scripts.push(s);
+  return s;
+}
+
+function initializesOf(script: StdioScript, pid: number): unknown[] {
+  return script
+    .log()
+    .filter((e) => e.pid === pid && e.event === "recv" && e.message?.method === "initialize")
+    .map((e) => e.message?.params?.protocolVersion);
+}
+
+// ---------------------------------------------------------------- custom fetches
+
+class AppSecurityError extends Error {}
+
+/** What undici throws when a host name does not resolve. */
+const dnsError = () =>
+  Object.assign(new TypeError("fetch failed"), {
+    cause: Object.assign(new Error("getaddrinfo ENOTFOUND example.invalid"), { code: "ENOTFOUND" }),
+  });
+/** What undici throws when the certificate does not name the host. */
+const tlsError = () =>
+  Object.assign(new TypeError("fetch failed"), {
+    cause: Object.assign(new Error("Hostname/IP does not match certificate's altnames"), {
+      code: "ERR_TLS_CERT_ALTNAME_INVALID",
+    }),
+  });
+/** A plain reset: eligible on its own. */
+const resetError = () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+
+/** A fetch that throws `fault()` on its first call and hands every later call to the real fetch. */
+function failFirst(fault: () => unknown): { fetch: typeof fetch; thrown: unknown[]; calls: () => number } {
+  let calls = 0;
+  const thrown: unknown[] = [];
+  const f: typeof fetch = async (input, init) => {
+    calls++;
+    if (calls === 1) {
+      const e = fault();
+      thrown.push(e);
+      throw e;
+    }
+    return await fetch(input, init);
+  };
+  return { fetch: f, thrown, calls: () => calls };
+}
+
+// ================================================================ fresh attempts
+
+describe("R2: a failed establishment is followed by a fresh attempt", () => {
+  test("R2: a stdio server that exits on its first initialize is replaced by a new process (new pid), pin kept (R6)", async () => {
+    const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
+    const o = await establish({
+      command: script.command,
+      args: script.args,
+      protocolVersion: PIN,
+      recovery: { maxAttempts: 3, backoffMs: 10 },
+    });
+    const client = connected(o);
+    assert.equal(client.protocolVersion, PIN);
+    assert.equal(attemptStarts(o.events), 2, "two attempts, the second one established");
+    const ends = ofType(o.events, "attempt_end");
+    assert.deepEqual(
+      ends.map((e) => [e.attempt, e.ok]),
+      [
+        [1, false],
+        [2, true],
+      ],
+    );
+    assert.equal(ends[0]?.code, "connection");
+    assert.deepEqual(decisions(o.events), ["retry"]);
+    assert.equal(ofType(o.events, "established")[0]?.attempt, 2);
+
+    const pids = script.pids();
+    assert.equal(pids.length, 2, "one process per attempt");
+    assert.notEqual(pids[0], pids[1], "the second attempt runs in a new process");
+    // R6: both processes were asked for exactly the pinned version.
+    assert.deepEqual(initializesOf(script, pids[0]!), [PIN]);
+    assert.deepEqual(initializesOf(script, pids[1]!), [PIN]);
+    // The ready client talks to the new process.
+    const result = await client.callTool("echo", { text: "on the new process" });
+    assert.deepEqual(result.content, [{ type: "text", text: "on the new process" }]);
+    assert.ok(script.received(pids[1]!).includes("tools/call"));
+    assert.ok(!script.received(pids[0]!).includes("tools/call"));
+  });
+
+  test("R2: a connection destroyed mid-initialize is followed by a new TCP connection and a new session, pin kept (R6)", async () => {
+    const server = await legacyServer({ initialize: [destroy()] });
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      recovery: { maxAttempts: 3, backoffMs: 10 },
+    });
+    const client = connected(o);
+    assert.equal(client.protocolVersion, PIN);
+    assert.equal(attemptStarts(o.events), 2);
+    const first = ofType(o.events, "attempt_end")[0];
+    assert.equal(first?.ok, false);
+    assert.equal(first?.code, "connection");
+    assert.ok(HTTP_STAGES("initialize").includes(first?.stage ?? ""), `stage ${first?.stage}`);
+    assert.deepEqual(decisions(o.events), ["retry"]);
+
+    const inits = server.of("initialize");
+    assert.equal(inits.length, 2);
+    assert.notEqual(
+      server.connectionOf(inits[0]!),
+      server.connectionOf(inits[1]!),
+      "the second initialize came on a new TCP connection",
+    );
+    assert.ok(server.connections() >= 2);
+    assert.deepEqual(inits.map(requestedVersion), [PIN, PIN], "R6: the pin is asked for in every attempt");
+    assert.equal(
+      inits[1]?.headers["mcp-session-id"],
+      undefined,
+      "the fresh attempt starts without a session",
+    );
+    assert.deepEqual(server.sessions, ["session-1"]);
+    for (const r of server.requests.slice(server.requests.indexOf(inits[1]!) + 1))
+      assert.equal(
+        r.headers["mcp-session-id"],
+        "session-1",
+        `${r.method} ${r.rpcMethod ?? ""} on the new session`,
+      );
+  });
+
+  test("R2: a session id from a failed attempt never reaches the next attempt", async () => {
+    // The first attempt gets session-1, then its `notifications/initialized` POST is reset.
+    const server = await legacyServer({ "notifications/initialized": [destroy()] });
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      recovery: { maxAttempts: 3, backoffMs: 10 },
+    });
+    const client = connected(o);
+    assert.equal(attemptStarts(o.events), 2);
+    const stage = ofType(o.events, "attempt_end")[0]?.stage ?? "";
+    assert.ok(HTTP_STAGES("initialized").includes(stage), `stage ${stage}`);
+    assert.deepEqual(server.sessions, ["session-1", "session-2"]);
+    await client.listTools();
+    const inits = server.of("initialize");
+    assert.equal(inits.length, 2);
+    assert.equal(
+      inits[1]?.headers["mcp-session-id"],
+      undefined,
+      "the second initialize carries no old session",
+    );
+    const secondAttempt = server.requests.slice(server.requests.indexOf(inits[1]!) + 1);
+    for (const r of secondAttempt.filter((r) => r.method !== "DELETE"))
+      assert.equal(
+        r.headers["mcp-session-id"],
+        "session-2",
+        `${r.method} ${r.rpcMethod ?? ""} uses the new session`,
+      );
+  });
+
+  test("R2: an initialize that is never answered times out (handshake_timeout) and a fresh attempt succeeds, ceiling kept (R6)", async () => {
+    const server = await legacyServer({ initialize: [hang()] });
+    const o = await establish({
+      url: server.url,
+      maxProtocolVersion: CEILING,
+      handshakeTimeoutMs: SHORT_HANDSHAKE_MS,
+      recovery: { maxAttempts: 3, backoffMs: 10 },
+    });
+    const client = connected(o);
+    assert.equal(client.protocolVersion, CEILING);
+    assert.equal(attemptStarts(o.events), 2);
+    const first = ofType(o.events, "attempt_end")[0];
+    assert.equal(first?.code, "timeout");
+    assert.equal(first?.reason, "handshake_timeout");
+    assert.deepEqual(decisions(o.events), ["retry"]);
+    assert.ok(
+      o.elapsedMs >= 0.8 * SHORT_HANDSHAKE_MS,
+      `the first attempt waited out its limit (${o.elapsedMs} ms)`,
+    );
+    const inits = server.of("initialize");
+    assert.deepEqual(inits.map(requestedVersion), [CEILING, CEILING], "R6: the ceiling in every attempt");
+    assert.equal(inits[1]?.headers["mcp-session-id"], undefined);
+    assert.equal(server.of("server/discover").length, 0, "a ceiling below 2026-07-28 never probes");
+    assert.deepEqual(server.sessions, ["session-1"]);
+  });
+});
+
+describe("R1: without recovery there is exactly one attempt", () => {
+  test("R1: a stdio server that exits on initialize fails the one attempt; no second process", async () => {
+    const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
+    const o = await establish({ command: script.command, args: script.args, protocolVersion: PIN });
+    const e = failed(o);
+    assert.equal(e.code, "connection");
+    assert.equal(e.attempts, 1);
+    assert.equal(e.laterFailures.length, 0);
+    assert.equal(e.recoveryStopped, undefined);
+    assert.equal(attemptStarts(o.events), 1);
+    assert.deepEqual(decisions(o.events), [], "no recovery decisions without recovery");
+    await delay(SETTLE_MS);
+    assert.equal(script.pids().length, 1);
+  });
+
+  test("X1/D1: a stdio server that exits during initialize is reported at stage initialize, phase discovery", async () => {
+    const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
+    const o = await establish({ command: script.command, args: script.args, protocolVersion: PIN });
+    const e = failed(o);
+    assert.equal(e.code, "connection");
+    const stageEnd = ofType(o.events, "stage_end").find((x) => !x.ok);
+    assert.equal(stageEnd?.stage, "initialize", "the stage that failed, per stage_end");
+    assert.deepEqual(
+      [e.stage, e.phase],
+      ["initialize", "discovery"],
+      "the error names the establishment stage it failed in",
+    );
+    assert.equal(ofType(o.events, "attempt_end")[0]?.stage, "initialize");
+  });
+
+  for (const [name, fault, limits] of [
+    ["a connection destroyed mid-initialize", destroy(), {}],
+    ["an initialize never answered", hang(), { handshakeTimeoutMs: SHORT_HANDSHAKE_MS }],
+  ] as const) {
+    test(`R1: ${name} fails the one attempt; initialize is sent once`, async () => {
+      const server = await legacyServer({ initialize: [fault] });
+      const o = await establish({ url: server.url, protocolVersion: PIN, ...limits });
+      const e = failed(o);
+      assert.equal(e.attempts, 1);
+      assert.equal(e.recoveryStopped, undefined);
+      assert.equal(attemptStarts(o.events), 1);
+      assert.deepEqual(decisions(o.events), []);
+      await delay(SETTLE_MS);
+      assert.equal(server.of("initialize").length, 1);
+    });
+  }
+});
+
+// ================================================================ vetoes
+
+/** Asserts that the failure stopped recovery at once: one attempt, a stop decision, no retry. */
+function assertVetoed(o: Outcome): TetherError {
+  const e = failed(o);
+  assert.equal(attemptStarts(o.events), 1, "no further attempt starts");
+  assert.deepEqual(decisions(o.events), ["stop"]);
+  assert.equal(e.attempts, 1);
+  assert.deepEqual(e.laterFailures, []);
+  assert.ok(e.recoveryStopped !== undefined, "the error says why recovery stopped");
+  assert.notEqual(e.recoveryStopped, "max_attempts");
+  assert.equal(ofType(o.events, "recovery")[0]?.why, e.recoveryStopped);
+  return e;
+}
+
+describe("R4: failures that are never retried", () => {
+  for (const [status, code] of [
+    [401, "unauthorized"],
+    [403, "forbidden"],
+  ] as const) {
+    test(`R4: HTTP ${status} on initialize is never retried`, async () => {
+      const server = await legacyServer({ initialize: [empty(status)] });
+      const o = await establish({ url: server.url, protocolVersion: PIN, recovery: { maxAttempts: 5 } });
+      const e = assertVetoed(o);
+      assert.equal(e.code, code);
+      assert.equal(e.httpStatus, status);
+      await delay(SETTLE_MS);
+      assert.equal(server.requests.length, 1, "the server saw one request");
+    });
+  }
+
+  test("R4: caller cancellation during initialize is never retried; the caller's reason is the cause", async () => {
+    const server = await legacyServer({ initialize: [hang()] });
+    const controller = new AbortController();
+    const reason = new Error("the caller gave up");
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      signal: controller.signal,
+      recovery: { maxAttempts: 5, backoffMs: 1 },
+      onEvent: (e) => {
+        if (e.type === "stage_start" && e.stage === "initialize")
+          setTimeout(() => controller.abort(reason), 100);
+      },
+    });
+    const e = assertVetoed(o);
+    assert.equal(e.code, "cancelled");
+    assert.equal(e.cancellation, "caller");
+    assert.equal(e.cause, reason);
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+
+  test("R4/C6: caller cancellation during the back-off starts no attempt and is the error reported", async () => {
+    const server = await legacyServer({ initialize: [destroy()] });
+    const controller = new AbortController();
+    const reason = new Error("the caller gave up while waiting");
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      signal: controller.signal,
+      recovery: { maxAttempts: 5, backoffMs: 5_000 },
+      onEvent: (e) => {
+        if (e.type === "recovery") setTimeout(() => controller.abort(reason), 100);
+      },
+    });
+    const e = failed(o);
+    assert.ok(o.elapsedMs < 3_000, `the back-off was cut short (${Math.round(o.elapsedMs)} ms)`);
+    assert.equal(attemptStarts(o.events), 1, "no attempt after the cancellation");
+    assert.equal(e.code, "cancelled", "C6: caller cancellation comes before the establishment failure");
+    assert.equal(e.cause, reason);
+    assert.equal(e.attempts, 1, "attempts counts the attempts made: one");
+    assert.deepEqual(
+      e.laterFailures.map((f) => f.code),
+      ["connection"],
+      "the first attempt's failure is attached",
+    );
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+
+  const vetoes = [
+    { name: "a DNS failure", make: dnsError },
+    { name: "a TLS failure", make: tlsError },
+    { name: "an application-marked security error", make: () => new AppSecurityError("pinned key mismatch") },
+  ];
+  const isSecurityError = (e: unknown) => e instanceof AppSecurityError;
+  for (const v of vetoes) {
+    const shapes: [string, () => unknown][] = [
+      ["alone", v.make],
+      [
+        "first in an AggregateError with an eligible reset (R5)",
+        () => new AggregateError([v.make(), resetError()]),
+      ],
+      [
+        "last in an AggregateError with an eligible reset (R5)",
+        () => new AggregateError([resetError(), v.make()]),
+      ],
+    ];
+    for (const [where, fault] of shapes) {
+      test(`R4: ${v.name}, ${where}, is never retried`, async () => {
+        const server = await legacyServer();
+        const f = failFirst(fault);
+        const o = await establish({
+          url: server.url,
+          protocolVersion: PIN,
+          deps: { fetch: f.fetch },
+          recovery: { maxAttempts: 5, backoffMs: 1, isSecurityError },
+        });
+        const e = assertVetoed(o);
+        assert.ok(HTTP_STAGES("initialize").includes(e.stage), `stage ${e.stage}`);
+        assert.ok(
+          e.cause === f.thrown[0] || (e.cause as { cause?: unknown } | undefined)?.cause === f.thrown[0],
+          "the thrown error is kept in the cause chain",
+        );
+        await delay(SETTLE_MS);
+        assert.equal(f.calls(), 1, "one fetch in all");
+        assert.equal(server.requests.length, 0, "a fresh attempt would have reached the server");
+      });
+    }
+  }
+
+  test("R5 (control): an AggregateError of eligible members alone is retried, and the retry succeeds", async () => {
+    const server = await legacyServer();
+    const f = failFirst(() => new AggregateError([resetError(), resetError()]));
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      deps: { fetch: f.fetch },
+      recovery: { maxAttempts: 5, backoffMs: 1 },
+    });
+    connected(o);
+    assert.equal(attemptStarts(o.events), 2);
+    assert.deepEqual(decisions(o.events), ["retry"]);
+    assert.equal(server.of("initialize").length, 1);
+  });
+
+  test("R4 (control): the application's error is retried when isSecurityError does not mark it", async () => {
+    const server = await legacyServer();
+    const f = failFirst(
+      () => new AggregateError([new AppSecurityError("pinned key mismatch"), resetError()]),
+    );
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      deps: { fetch: f.fetch },
+      recovery: { maxAttempts: 5, backoffMs: 1 },
+    });
+    connected(o);
+    assert.equal(attemptStarts(o.events), 2, "only the application's mark made it a veto above");
+  });
+
+  test("R3: isSecurityError is consulted with the application's own error object", async () => {
+    const server = await legacyServer();
+    const f = failFirst(() => new AppSecurityError("pinned key mismatch"));
+    const asked: unknown[] = [];
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      deps: { fetch: f.fetch },
+      recovery: {
+        maxAttempts: 5,
+        isSecurityError: (e) => {
+          asked.push(e);
+          return e instanceof AppSecurityError;
+        },
+      },
+    });
+    assertVetoed(o);
+    assert.ok(asked.includes(f.thrown[0]), "the hook saw the very error the fetch threw");
+  });
+});
+
+// ================================================================ the policy hook
+
+describe("R3: shouldRetry narrows, never widens", () => {
+  test("R3: shouldRetry returning false vetoes an eligible failure; it is told a payload-free failure", async () => {
+    const server = await legacyServer({ initialize: [destroy()] });
+    const asked: unknown[] = [];
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      recovery: {
+        maxAttempts: 5,
+        backoffMs: 1,
+        shouldRetry: (failure) => {
+          asked.push(failure);
+          return false;
+        },
+      },
+    });
+    const e = assertVetoed(o);
+    assert.equal(e.code, "connection");
+    assert.equal(asked.length, 1);
+    const info = asked[0] as Record<string, unknown>;
+    assert.equal(info.attempt, 1);
+    assert.equal(info.stage, e.stage);
+    assert.equal(info.code, "connection");
+    assert.equal(info.reason, e.reason);
+    assert.equal(info.closure, e.closure);
+    assert.ok("era" in info && "httpStatus" in info && "rpcCode" in info && "cancellation" in info);
+    assert.equal(info.mode, "streamable-http");
+    assert.equal(info.eligible, true);
+    assert.equal(typeof info.elapsedMs, "number");
+    assert.ok(!JSON.stringify(info).includes("127.0.0.1"), "no URL in what the policy is told");
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+
+  test("R3: shouldRetry returning true lets eligible failures be retried, asked once per failed attempt", async () => {
+    const server = await legacyServer({ initialize: [destroy(), destroy()] });
+    const asked: number[] = [];
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      recovery: {
+        maxAttempts: 5,
+        backoffMs: 1,
+        shouldRetry: (failure) => {
+          asked.push(failure.attempt);
+          return true;
+        },
+      },
+    });
+    const e = o.error as Partial<TetherError> | undefined;
+    assert.equal(o.client !== undefined, true, `connected (not stopped by ${e?.recoveryStopped})`);
+    assert.deepEqual(asked, [1, 2]);
+    assert.equal(attemptStarts(o.events), 3);
+    assert.deepEqual(decisions(o.events), ["retry", "retry"]);
+  });
+
+  test("R3: shouldRetry returning true cannot make a 401 eligible: it is not even asked", async () => {
+    const server = await legacyServer({ initialize: [empty(401)] });
+    let asked = 0;
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      recovery: {
+        maxAttempts: 5,
+        backoffMs: 1,
+        shouldRetry: () => {
+          asked++;
+          return true;
+        },
+      },
+    });
+    const e = assertVetoed(o);
+    assert.equal(e.code, "unauthorized");
+    assert.equal(asked, 0);
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+
+  test("R3/E4: a shouldRetry that never resolves is not awaited past the deadline plus the cleanup grace", async () => {
+    const DEADLINE_MS = 600;
+    const server = await legacyServer({ initialize: [destroy()] });
+    let asked = 0;
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      discovery: { timeoutMs: DEADLINE_MS },
+      recovery: {
+        maxAttempts: 5,
+        backoffMs: 1,
+        shouldRetry: () => {
+          asked++;
+          return new Promise<boolean>(() => {});
+        },
+      },
+    });
+    const e = failed(o);
+    assert.equal(asked, 1, "the hook was asked (else this test shows nothing)");
+    assert.ok(
+      o.elapsedMs <= DEADLINE_MS + CLEANUP_GRACE_MS + TIMER_SLACK_MS,
+      `settled after ${Math.round(o.elapsedMs)} ms; bound ${DEADLINE_MS} + ${CLEANUP_GRACE_MS} ms (+ timer slack)`,
+    );
+    assert.equal(attemptStarts(o.events), 1, "an unanswered hook is no permission to retry");
+    assert.equal(e.code, "connection", "the establishment failure is reported");
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+});
+
+// ================================================================ after establishment
+
+describe("R8: recovery covers establishment only", () => {
+  test("R8/P8: a tools/call whose connection is destroyed is sent once and surfaces from callTool; the client is not replaced", async () => {
+    const server = await legacyServer({ "tools/call": [destroy()] });
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      recovery: { maxAttempts: 5, backoffMs: 1 },
+    });
+    const client = connected(o);
+    const eventsAtConnect = o.events.length;
+    await assert.rejects(client.callTool("echo", { text: "exactly once" }), (e: unknown) => {
+      assert.ok(e instanceof TetherError);
+      assert.equal(e.phase, "call");
+      assert.equal(e.stage, "call");
+      return true;
+    });
+    await delay(SETTLE_MS);
+    assert.equal(server.of("tools/call").length, 1, "the call was never re-sent");
+    assert.equal(server.of("initialize").length, 1, "nothing was re-established behind the caller");
+    assert.deepEqual(
+      o.events.slice(eventsAtConnect).filter((e) => e.type === "attempt_start" || e.type === "recovery"),
+      [],
+      "no attempt or recovery decision after connect() returned",
+    );
+    assert.equal(attemptStarts(o.events), 1);
+    assert.equal(ofType(o.events, "established").length, 1);
+  });
+});
+
+// ================================================================ deadline and exhaustion
+
+describe("E2/C6: attempts share one deadline, and exhaustion reports the first failure", () => {
+  test("E2: with every attempt timing out, no attempt starts after the 600 ms deadline", async () => {
+    const DEADLINE_MS = 600;
+    const server = await legacyServer({ initialize: always(hang()) });
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      discovery: { timeoutMs: DEADLINE_MS },
+      handshakeTimeoutMs: 150,
+      recovery: { maxAttempts: 10, backoffMs: 1 },
+    });
+    const e = failed(o);
+    assert.equal(e.code, "timeout");
+    const starts = ofType(o.events, "attempt_start");
+    assert.ok(starts.length >= 2, `recovery made fresh attempts (${starts.length})`);
+    assert.ok(starts.length < 10, "the deadline, not maxAttempts, ended it");
+    for (const s of starts)
+      assert.ok(
+        s.elapsedMs < DEADLINE_MS,
+        `attempt ${s.attempt} started at ${s.elapsedMs} ms, after the deadline`,
+      );
+    for (const s of ofType(o.events, "stage_start"))
+      assert.ok(s.elapsedMs < DEADLINE_MS, `${s.stage} started at ${s.elapsedMs} ms, after the deadline`);
+    assert.notEqual(e.recoveryStopped, "max_attempts");
+    assert.equal(decisions(o.events).at(-1), "stop");
+    assert.equal(e.attempts, starts.length);
+    assert.ok(
+      o.elapsedMs <= DEADLINE_MS + CLEANUP_GRACE_MS,
+      `settled after ${Math.round(o.elapsedMs)} ms; bound ${DEADLINE_MS} + ${CLEANUP_GRACE_MS} ms`,
+    );
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, starts.length, "one initialize per attempt, none after");
+  });
+
+  test("C6: on exhaustion the first attempt's failure is reported, identity kept, later ones attached in order", async () => {
+    const server = await legacyServer({ initialize: always(destroy()) });
+    // Passes every request to the real fetch, keeping what it threw for each reset connection.
+    const thrown: unknown[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      try {
+        return await fetch(input, init);
+      } catch (error) {
+        thrown.push(error);
+        throw error;
+      }
+    };
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      deps: { fetch: recording },
+      recovery: { maxAttempts: 3, backoffMs: 1 },
+    });
+    const e = failed(o);
+    assert.equal(attemptStarts(o.events), 3);
+    assert.deepEqual(decisions(o.events), ["retry", "retry", "stop"]);
+    assert.equal(ofType(o.events, "recovery").at(-1)?.why, "max_attempts");
+    assert.equal(e.recoveryStopped, "max_attempts");
+    assert.equal(e.attempts, 3);
+    assert.equal(e.attempt, 1, "the primary is the first attempt's failure");
+
+    const ends = ofType(o.events, "attempt_end");
+    assert.deepEqual(
+      ends.map((x) => [x.attempt, x.ok]),
+      [
+        [1, false],
+        [2, false],
+        [3, false],
+      ],
+    );
+    assert.deepEqual([e.code, e.reason, e.stage], [ends[0]?.code, ends[0]?.reason, ends[0]?.stage]);
+    assert.equal(e.laterFailures.length, 2);
+    e.laterFailures.forEach((later, i) => {
+      assert.ok(later instanceof TetherError);
+      assert.notEqual(later, e);
+      assert.equal(later.attempt, i + 2, "in attempt order");
+      const end = ends[i + 1];
+      assert.deepEqual([later.code, later.reason, later.stage], [end?.code, end?.reason, end?.stage]);
+    });
+    assert.notEqual(e.laterFailures[0], e.laterFailures[1]);
+    // Identity: each reported failure wraps the very error its own attempt's fetch threw.
+    assert.equal(thrown.length, 3);
+    assert.equal(e.cause, thrown[0], "the primary keeps the first attempt's original error");
+    assert.equal(e.laterFailures[0]?.cause, thrown[1]);
+    assert.equal(e.laterFailures[1]?.cause, thrown[2]);
+    assert.equal(server.of("initialize").length, 3);
+  });
+});
+
+// ================================================================ transient service failures
+
+describe("R7: waiting out 429/503 is its own opt-in policy", () => {
+  const unavailable = (seconds: number) => empty(503, { "retry-after": String(seconds) });
+
+  test("R7: a 503 with Retry-After: 1 is waited out on the same transport and era, in one attempt", async () => {
+    const server = await legacyServer({ initialize: [unavailable(1)] });
+    const o = await establish({ url: server.url, protocolVersion: PIN, transientRetry: { maxRetries: 2 } });
+    const client = connected(o);
+    assert.ok(o.elapsedMs >= 900, `waited out Retry-After (${Math.round(o.elapsedMs)} ms)`);
+    assert.ok(o.elapsedMs < 4_000, `and not much longer (${Math.round(o.elapsedMs)} ms)`);
+    assert.equal(client.transportMode, "streamable-http");
+    assert.equal(client.era, "legacy");
+    assert.equal(client.protocolVersion, PIN);
+    assert.equal(attemptStarts(o.events), 1, "one attempt: the same request asked again");
+    assert.deepEqual(decisions(o.events), []);
+    const inits = server.of("initialize");
+    assert.equal(inits.length, 2);
+    assert.ok(inits[1]!.at - inits[0]!.at >= 900, "the second initialize came after the wait");
+    assert.deepEqual(inits.map(requestedVersion), [PIN, PIN]);
+    assert.ok(
+      server.requests.every((r) => r.method === "POST" || r.method === "DELETE"),
+      "no other transport was tried",
+    );
+  });
+
+  test("R7: without transientRetry the 503 fails at once as upstream", async () => {
+    const server = await legacyServer({ initialize: [unavailable(1)] });
+    const o = await establish({ url: server.url, protocolVersion: PIN });
+    const e = failed(o);
+    assert.equal(e.code, "upstream");
+    assert.equal(e.httpStatus, 503);
+    assert.ok(o.elapsedMs < 900, `no wait (${Math.round(o.elapsedMs)} ms)`);
+    assert.equal(attemptStarts(o.events), 1);
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+
+  test("R7: a Retry-After longer than what remains of the deadline fails at once, without sleeping", async () => {
+    const server = await legacyServer({ initialize: [unavailable(30)] });
+    const o = await establish({
+      url: server.url,
+      protocolVersion: PIN,
+      discovery: { timeoutMs: 3_000 },
+      transientRetry: { maxRetries: 3 },
+    });
+    const e = failed(o);
+    assert.equal(e.code, "upstream");
+    assert.equal(e.httpStatus, 503);
+    assert.ok(o.elapsedMs < 1_500, `failed at once (${Math.round(o.elapsedMs)} ms), not at the deadline`);
+    assert.equal(attemptStarts(o.events), 1);
+    await delay(SETTLE_MS);
+    assert.equal(server.of("initialize").length, 1);
+  });
+});
+
+// ================================================================ a bare program
+
+describe("R2/E4: a bare program awaiting connect() is kept alive between attempts", () => {
+  const BARE = fileURLToPath(new URL("../fixtures/recovery/bare-connect.ts", import.meta.url));
+
+  async function bare(
+    scenario: Record<string, unknown>,
+  ): Promise<{ exit: ChildExit; line: Record<string, unknown> }> {
+    const exit = await runChildToExit({
+      file: BARE,
+      env: { TETHER_SCENARIO: JSON.stringify(scenario) },
+      exitWithinMs: 15_000,
+    });
+    const last = exit.stdout.trim().split("\n").at(-1) ?? "";
+    let line: Record<string, unknown> = {};
+    try {
+      line = JSON.parse(last) as Record<string, unknown>;
+    } catch {
+      // No line: the process ended before connect() settled (see the assertion below).
+    }
+    return { exit, line };
+  }
+
+  function assertSettled(exit: ChildExit, line: Record<string, unknown>): void {
+    assert.equal(
+      exit.code,
+      0,
+      `the program ended (status ${exit.code}) before connect() settled, printing ${JSON.stringify(exit.stdout)}; ` +
+        "status 13 means its event loop emptied while connect() was still pending",
+    );
+    assert.ok(line.outcome !== undefined, "connect() settled and the program said how");
+  }
+
+  test("R2: a stdio server that exits on its first initialize: the back-off holds the loop, the second attempt connects", async () => {
+    const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
+    const { exit, line } = await bare({
+      options: {
+        command: script.command,
+        args: script.args,
+        protocolVersion: PIN,
+        recovery: { maxAttempts: 3, backoffMs: 50 },
+      },
+    });
+    assertSettled(exit, line);
+    assert.equal(line.outcome, "resolved");
+    assert.equal(line.attemptStarts, 2);
+    assert.equal(script.pids().length, 2);
+  });
+
+  test("R2: an HTTP connection destroyed mid-initialize: the back-off holds the loop, the second attempt connects", async () => {
+    const server = await legacyServer({ initialize: [destroy()] });
+    const { exit, line } = await bare({
+      options: { url: server.url, protocolVersion: PIN, recovery: { maxAttempts: 3, backoffMs: 50 } },
+    });
+    assertSettled(exit, line);
+    assert.equal(line.outcome, "resolved");
+    assert.equal(line.attemptStarts, 2);
+  });
+
+  test("R7: a 503 with Retry-After: 1: the wait holds the loop, and the same request then succeeds", async () => {
+    const server = await legacyServer({ initialize: [empty(503, { "retry-after": "1" })] });
+    const { exit, line } = await bare({
+      options: { url: server.url, protocolVersion: PIN, transientRetry: { maxRetries: 2 } },
+    });
+    assertSettled(exit, line);
+    assert.equal(line.outcome, "resolved");
+    assert.equal(server.of("initialize").length, 2);
+  });
+
+  test("E4: a shouldRetry that never resolves: connect() still settles (rejects) by the deadline plus the grace", async () => {
+    const DEADLINE_MS = 600;
+    const server = await legacyServer({ initialize: [destroy()] });
+    const { exit, line } = await bare({
+      options: {
+        url: server.url,
+        protocolVersion: PIN,
+        discovery: { timeoutMs: DEADLINE_MS },
+        recovery: { maxAttempts: 3, backoffMs: 1 },
+      },
+      hangingShouldRetry: true,
+    });
+    assertSettled(exit, line);
+    assert.equal(line.outcome, "rejected");
+    assert.equal(line.attempts, 1);
+    assert.equal(line.hookCalls, 1, "the hook was asked (else this test shows nothing)");
+  });
+});
+
+// ================================================================ the command line
+
+describe("CLI: --retry", () => {
+  function cacheEnv(): Record<string, string> {
+    const dir = mkdtempSync(join(tmpdir(), "tether-recovery-cli-"));
+    dirs.push(dir);
+    return { TETHER_CACHE_DIR: dir };
+  }
+
+  test("R2: tools --retry 3 against a server that resets the first connection succeeds on a fresh attempt", async () => {
+    const server = await legacyServer({ "*": [destroy()] });
+    const run = await runCli(["tools", server.url, "--retry", "3", "--json", "--events"], {
+      env: cacheEnv(),
+    });
+    assert.equal(run.code, 0, `exit 0; stderr: ${run.stderr}`);
+    const tools = (JSON.parse(run.stdout) as { tools: { name: string }[] }).tools;
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["echo"],
+    );
+    const events = run.stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as LifecycleEvent);
+    assert.equal(attemptStarts(events), 2);
+    assert.deepEqual(decisions(events), ["retry"]);
+    assert.ok(server.connections() >= 2, "the fresh attempt came on a new connection");
+  });
+
+  for (const n of ["0", "11"]) {
+    test(`R1: --retry ${n} is a configuration error (exit 2) and nothing is sent`, async () => {
+      const server = await legacyServer();
+      const run = await runCli(["tools", server.url, "--retry", n], { env: cacheEnv() });
+      assert.equal(run.code, 2, `stderr: ${run.stderr}`);
+      assert.equal(run.stdout, "");
+      assert.equal(errorRecord(run).code, "config");
+      assert.equal(server.requests.length, 0);
+    });
+  }
+});
