@@ -279,6 +279,8 @@ export class Client {
       const base = unsubscribe ? { ...params, _meta: { progressToken: unsubscribe.token } } : params;
       let current = base;
       for (let round = 0; ; round++) {
+        // A call whose signal is already aborted never leaves: its effect is known to be none.
+        if (deadline.signal.aborted) throw deadline.signal.reason;
         sent = true;
         const reply = await this.#send(method, current, deadline.signal, options, phase, headerParams);
         const resultType = reply.result.resultType ?? "complete";

@@ -29,12 +29,38 @@ export function capabilitiesOf(handlers: ClientHandlers | undefined): JsonObject
   return caps;
 }
 
+/**
+ * An accepted form elicitation with the schema's defaults filled in for fields the answer left
+ * out (SEP-1034), so the server gets a complete answer whatever the handler returned.
+ */
+export function withDefaults(params: JsonObject, answer: JsonObject): JsonObject {
+  if (answer.action !== "accept") return answer;
+  const schema = params.requestedSchema;
+  const properties =
+    typeof schema === "object" && schema !== null && !Array.isArray(schema)
+      ? (schema as JsonObject).properties
+      : undefined;
+  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return answer;
+  const given = answer.content;
+  const content: JsonObject =
+    typeof given === "object" && given !== null && !Array.isArray(given) ? { ...given } : {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (name in content || typeof property !== "object" || property === null || Array.isArray(property))
+      continue;
+    if ("default" in property && property.default !== undefined) content[name] = property.default;
+  }
+  return { ...answer, content };
+}
+
 /** The handler for a server request's method, if the application gave one. */
 export function handlerFor(
   handlers: ClientHandlers | undefined,
   method: string,
 ): ((params: JsonObject, context: HandlerContext) => Promise<JsonObject> | JsonObject) | undefined {
-  if (method === "elicitation/create") return handlers?.elicitation;
+  if (method === "elicitation/create" && handlers?.elicitation) {
+    const elicit = handlers.elicitation;
+    return async (params, context) => withDefaults(params, await elicit(params, context));
+  }
   if (method === "sampling/createMessage") return handlers?.sampling;
   if (method === "roots/list" && handlers?.roots) {
     const roots = handlers.roots;

@@ -66,10 +66,8 @@ async function attemptOnce(
     const established = await attempt.run();
     client = new Client(established, o);
     if (o.prefetchTools) {
-      await client.listTools({
-        signal: deadline.signal,
-        timeoutMs: Math.max(1, Math.ceil(deadline.remainingMs())),
-      });
+      // The establishment deadline's signal bounds the listing; the budget it reports is the whole one.
+      await client.listTools({ signal: deadline.signal, timeoutMs: o.discovery.timeoutMs });
     }
     // The caller may have cancelled, or the deadline passed, just as the last stage succeeded.
     if (deadline.signal.aborted) throw deadline.signal.reason;

@@ -253,6 +253,26 @@ export class Attempt {
     }
   }
 
+  /**
+   * The frame ceiling of a shared stream (stdio, HTTP+SSE), bound to its session once there is
+   * one: frames are refused as they are read once they pass what any pending request may take.
+   */
+  #sharedCeiling(): { get: () => number; bind: (session: Session) => Session } {
+    let session: Session | undefined;
+    const fallback = Math.max(
+      this.#o.discovery.maxResponseBytes,
+      this.#o.call.maxResponseBytes,
+      this.#o.maxFrameBytes,
+    );
+    return {
+      get: () => session?.frameCeiling() ?? fallback,
+      bind: (s) => {
+        session = s;
+        return s;
+      },
+    };
+  }
+
   #track(transport: Transport): Session {
     const started = this.#deadline.elapsedMs();
     const session = new Session(transport, {
@@ -362,21 +382,20 @@ export class Attempt {
   #newStdio(): Session {
     const t = this.#o.target;
     if (t.kind !== "stdio") throw new Error("unreachable");
-    return this.#track(
-      new StdioTransport({
-        command: t.command,
-        args: t.args,
-        env: t.env,
-        cwd: t.cwd,
-        stderr: t.stderr,
-        maxLineBytes: Math.max(
-          this.#o.discovery.maxResponseBytes,
-          this.#o.call.maxResponseBytes,
-          this.#o.maxFrameBytes,
-        ),
-        redactor: this.#o.redactor,
-        spawn: this.#o.spawn,
-      }),
+    const ceiling = this.#sharedCeiling();
+    return ceiling.bind(
+      this.#track(
+        new StdioTransport({
+          command: t.command,
+          args: t.args,
+          env: t.env,
+          cwd: t.cwd,
+          stderr: t.stderr,
+          maxLineBytes: ceiling.get,
+          redactor: this.#o.redactor,
+          spawn: this.#o.spawn,
+        }),
+      ),
     );
   }
 
@@ -485,18 +504,17 @@ export class Attempt {
   async #sse(after?: HttpRejection): Promise<Established> {
     const t = this.#o.target;
     if (t.kind !== "http") throw new Error("unreachable");
-    const session = this.#track(
-      new LegacySseTransport({
-        url: t.url,
-        headers: t.headers,
-        fetch: this.#o.fetch,
-        redactor: this.#o.redactor,
-        maxEventBytes: Math.max(
-          this.#o.discovery.maxResponseBytes,
-          this.#o.call.maxResponseBytes,
-          this.#o.maxFrameBytes,
-        ),
-      }),
+    const ceiling = this.#sharedCeiling();
+    const session = ceiling.bind(
+      this.#track(
+        new LegacySseTransport({
+          url: t.url,
+          headers: t.headers,
+          fetch: this.#o.fetch,
+          redactor: this.#o.redactor,
+          maxEventBytes: ceiling.get,
+        }),
+      ),
     );
     try {
       await this.#stageRun("sse_endpoint", undefined, "endpoint_timeout", (signal) =>

@@ -21,7 +21,10 @@ export type SessionState = "connecting" | "open" | "closing" | "closed";
  * A transport reports its channel's failures as seen from an established session (stage and
  * phase `call`); during establishment the same failure belongs to the stage in progress.
  */
-function attribute(error: TetherError, where: { stage: Stage; phase: Phase; redactor: Redactor }): TetherError {
+function attribute(
+  error: TetherError,
+  where: { stage: Stage; phase: Phase; redactor: Redactor },
+): TetherError {
   if (error.stage !== "call" || error.phase !== "call" || where.phase === "call") return error;
   return forCall(error, where);
 }
@@ -105,6 +108,17 @@ export class Session {
       transport.onMessage((m, bytes) => this.#receive(m, bytes)),
       transport.onClose((error) => void this.close(error)),
     ];
+  }
+
+  /**
+   * The ceiling for the next frame on a shared stream: the largest reply any pending request
+   * may take, or the unsolicited-frame ceiling if that is larger. A frame past it cannot belong
+   * to anything that may take it, and the stream cannot be resynchronised (P6).
+   */
+  frameCeiling(): number {
+    let max = this.#options.maxFrameBytes;
+    for (const entry of this.#pending.values()) if (entry.maxBytes > max) max = entry.maxBytes;
+    return max;
   }
 
   get state(): SessionState {
@@ -282,7 +296,10 @@ export class Session {
     this.#closure =
       cause === undefined
         ? closedError(where, "closed_by_client", "the client closed the connection")
-        : attribute(failureFrom(cause, where, (e) => asTetherError(e, where)), where);
+        : attribute(
+            failureFrom(cause, where, (e) => asTetherError(e, where)),
+            where,
+          );
     this.#state = "closing";
     try {
       this.#options.onClosed?.(this.#closure);

@@ -16,7 +16,7 @@ import { Listeners, type SendContext, type Transport, type Unsubscribe } from ".
 
 export interface LegacySseOptions extends HttpOptions {
   /** Ceiling for one event on the shared stream (replies and unsolicited messages alike). */
-  maxEventBytes: number;
+  maxEventBytes: number | (() => number);
 }
 
 /**

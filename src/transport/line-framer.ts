@@ -9,18 +9,22 @@ const CR = 0x0d;
  * as soon as it is seen, and the framer is finished after that. Blank lines are skipped.
  */
 export class LineFramer {
-  readonly #maxLineBytes: number;
+  readonly #ceiling: () => number;
+  #maxLineBytes: number;
   #parts: Uint8Array[] = [];
   #partBytes = 0;
   #failed = false;
 
-  constructor(maxLineBytes: number) {
-    this.#maxLineBytes = maxLineBytes;
+  /** `maxLineBytes` may be a function: a shared stream's ceiling follows what is pending on it. */
+  constructor(maxLineBytes: number | (() => number)) {
+    this.#ceiling = typeof maxLineBytes === "function" ? maxLineBytes : () => maxLineBytes;
+    this.#maxLineBytes = this.#ceiling();
   }
 
   /** Feeds a chunk; calls `onLine` for each complete frame, in order. */
   push(chunk: Uint8Array, onLine: (line: Uint8Array) => void): void {
     if (this.#failed) throw new ByteCeilingExceeded(this.#partBytes, this.#maxLineBytes);
+    this.#maxLineBytes = this.#ceiling();
     let start = 0;
     while (start < chunk.byteLength) {
       const nl = chunk.indexOf(LF, start);

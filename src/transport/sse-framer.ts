@@ -24,7 +24,8 @@ export class InvalidUtf8 extends Error {
  * ByteCeilingExceeded as soon as it is seen and the reader is finished after that.
  */
 export class SseReader {
-  readonly #maxEventBytes: number;
+  readonly #ceiling: () => number;
+  #maxEventBytes: number;
   readonly #parser: ReturnType<typeof createParser>;
   readonly #decoder = new TextDecoder("utf-8", { fatal: true });
   #pending: EventSourceMessage[] = [];
@@ -37,8 +38,10 @@ export class SseReader {
   #afterCr = false;
   #failed = false;
 
-  constructor(maxEventBytes: number) {
-    this.#maxEventBytes = maxEventBytes;
+  /** `maxEventBytes` may be a function: a shared stream's ceiling follows what is pending on it. */
+  constructor(maxEventBytes: number | (() => number)) {
+    this.#ceiling = typeof maxEventBytes === "function" ? maxEventBytes : () => maxEventBytes;
+    this.#maxEventBytes = this.#ceiling();
     this.#parser = createParser({
       onEvent: (e) => this.#pending.push(e),
       onRetry: (ms) => {
@@ -55,6 +58,7 @@ export class SseReader {
   /** Feeds raw bytes; calls `onEvent` for each complete event, in order. */
   push(chunk: Uint8Array, onEvent: (event: SseEvent) => void): void {
     if (this.#failed) throw new ByteCeilingExceeded(this.#blockBytes, this.#maxEventBytes);
+    this.#maxEventBytes = this.#ceiling();
     let blockStart = 0;
     for (let i = 0; i < chunk.byteLength; i++) {
       const b = chunk[i];

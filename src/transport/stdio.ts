@@ -11,7 +11,8 @@ import { Listeners, type SendContext, type Transport, type Unsubscribe } from ".
 
 export interface StdioTransportOptions extends ChildOptions {
   /** Ceiling for one line from the server, in bytes (its newline not counted). */
-  maxLineBytes: number;
+  /** Ceiling for one line (its newline not counted); a function when it follows the pending requests. */
+  maxLineBytes: number | (() => number);
   redactor: Redactor;
   spawn?: SpawnFn;
 }
