@@ -38,11 +38,10 @@ export function classifyProbe(
 ): EraEvidence {
   if ("result" in outcome) {
     const versions = outcome.result.supportedVersions;
-    return {
-      era: "modern",
-      evidence: "discover_result",
-      supported: Array.isArray(versions) ? versions : undefined,
-    };
+    // A result without supportedVersions is no DiscoverResult: some legacy servers answer every
+    // method with an empty result. Legacy, and the channel is fine to reuse.
+    if (!Array.isArray(versions)) return { era: "legacy", evidence: "not_a_discover_result", fresh: false };
+    return { era: "modern", evidence: "discover_result", supported: versions };
   }
   const error = outcome.error;
   if (error instanceof RpcReplyError) {

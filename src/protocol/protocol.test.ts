@@ -31,6 +31,11 @@ const http = (status: number, kind: HttpRejection["bodyKind"], code?: number, da
 test("N5: the probe classifier, row by row", () => {
   const rows: [string, Parameters<typeof classifyProbe>[0], string][] = [
     ["discover result", { result: { supportedVersions: ["2026-07-28"] } }, "modern"],
+    [
+      "a result that is no DiscoverResult (a legacy server answering every method with {})",
+      { result: {} },
+      "legacy",
+    ],
     ["-32022 with data.supported in-band", { error: rpc(-32022, { supported: ["2026-07-28"] }) }, "modern"],
     ["-32022 without data.supported", { error: rpc(-32022) }, "legacy"],
     ["-32601 in-band (also inside an HTTP 200)", { error: rpc(-32601) }, "legacy"],

@@ -352,7 +352,10 @@ describe("E1/E4: silent and stubborn stdio servers", () => {
     const pids = spawned.pids;
     assert.equal(pids.length, 2, "a fresh process after the silent probe");
     // The first process may die before it logs the probe; what matters is it never got initialize.
-    assert.ok(!s.received(pids[0]!).includes("initialize"), "N6: initialize never went to the probed process");
+    assert.ok(
+      !s.received(pids[0]!).includes("initialize"),
+      "N6: initialize never went to the probed process",
+    );
     assert.ok(!s.received(pids[1]!).includes("server/discover"), "the fresh process was not probed again");
     for (const pid of pids) assert.equal(isAlive(pid), false, `process ${pid} is gone`);
     assertNoStageAfterDeadline(log.events, deadline);
