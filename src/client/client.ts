@@ -5,8 +5,9 @@ import type { TetherError } from "../errors/tether-error.ts";
 import { forCall, toPublicError } from "../errors/to-public.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { Reply } from "../jsonrpc/session.ts";
-import { callerSignal, linkSignals, raceAbort } from "../lifecycle/abort.ts";
+import { callerSignal, raceAbort } from "../lifecycle/abort.ts";
 import { CallClock } from "../lifecycle/call-clock.ts";
+import { Slots } from "../lifecycle/slots.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
 import { limit } from "../options/resolve.ts";
@@ -86,12 +87,14 @@ export class Client {
   readonly #o: ResolvedOptions;
   readonly #e: Established;
   readonly #headerParams = new Map<string, HeaderParam[]>();
+  readonly #slots: Slots;
   #tools: Tool[] | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(established: Established, options: ResolvedOptions) {
     this.#e = established;
     this.#o = options;
+    this.#slots = new Slots(options.maxInFlight);
     this.protocolVersion = established.protocolVersion;
     this.era = established.era;
     this.transportMode = established.mode;
@@ -211,7 +214,9 @@ export class Client {
     const out: JsonObject[] = [];
     let cursor: string | undefined;
     const seen = new Set<string>();
+    let release: (() => void) | undefined;
     try {
+      release = await this.#slots.acquire(deadline.signal);
       for (let page = 1; ; page++) {
         if (page > this.#o.maxListPages) {
           throw limitError(
@@ -260,6 +265,7 @@ export class Client {
     } catch (error) {
       throw this.#publicError(error, stage, phase, deadline, "none");
     } finally {
+      release?.();
       deadline.dispose();
     }
   }
@@ -275,7 +281,10 @@ export class Client {
     const deadline = this.#deadlineFor(phase, options);
     let sent = false;
     const unsubscribe = this.#watchProgress(options, deadline);
+    let release: (() => void) | undefined;
     try {
+      // Back-pressure: wait for a slot within this operation's own budget; until then nothing left.
+      release = await this.#slots.acquire(deadline.signal);
       const base = unsubscribe ? { ...params, _meta: { progressToken: unsubscribe.token } } : params;
       let current = base;
       for (let round = 0; ; round++) {
@@ -314,6 +323,7 @@ export class Client {
         sent && method === "tools/call" ? "unknown" : "none",
       );
     } finally {
+      release?.();
       unsubscribe?.stop();
       deadline.dispose();
     }
@@ -414,21 +424,16 @@ export class Client {
     const modern = this.era === "modern";
     const http = this.transportMode !== "stdio";
     const maxBytes = options.maxResponseBytes ?? this.#o[phase].maxResponseBytes;
-    const linked = linkSignals(signal);
     const finalParams = modern
       ? withModernMeta(params, this.protocolVersion, this.#o.clientInfo, capabilitiesOf(this.#o.handlers))
       : params;
-    return session
-      .request(method, finalParams, {
-        signal: linked.signal,
-        maxBytes,
-        headers:
-          modern && http ? modernHeaders(this.protocolVersion, method, params, headerParams) : undefined,
-        // Modern HTTP cancels by closing the reply stream; everything else says so explicitly.
-        cancelOnAbort: !(modern && http),
-        cancelHeaders: modern && http ? undefined : undefined,
-      })
-      .finally(() => linked.dispose());
+    return session.request(method, finalParams, {
+      signal,
+      maxBytes,
+      headers: modern && http ? modernHeaders(this.protocolVersion, method, params, headerParams) : undefined,
+      // Modern HTTP cancels by closing the reply stream; everything else says so explicitly.
+      cancelOnAbort: !(modern && http),
+    });
   }
 
   #publicError(

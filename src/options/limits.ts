@@ -19,6 +19,8 @@ export const LIMITS = {
   maxListPages: { default: 100, max: 10_000 },
   /** Ceiling for one tool's input schema, serialised, in bytes. */
   maxToolSchemaBytes: { default: 256 * 1024, max: 16 * 1024 * 1024 },
+  /** Requests one client has in flight at once; more wait for a slot (back-pressure). */
+  maxInFlight: { default: 64, max: 10_000 },
   /** Most `input_required` rounds for one request (2026-07-28). */
   maxInputRounds: { default: 8, max: 100 },
 } as const;

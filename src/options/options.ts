@@ -62,6 +62,8 @@ export interface ConnectOptions {
   maxListPages?: number;
   /** Ceiling for one tool's serialised input schema, in bytes (default 256 KiB, max 16 MiB). */
   maxToolSchemaBytes?: number;
+  /** Requests in flight at once on one client; more wait for a slot within their own budget (default 64, max 10000). */
+  maxInFlight?: number;
   /** Most `input_required` rounds for one request (default 8, max 100). */
   maxInputRounds?: number;
 

@@ -56,6 +56,7 @@ export interface ResolvedOptions {
   maxListPages: number;
   maxToolSchemaBytes: number;
   maxInputRounds: number;
+  maxInFlight: number;
   listen: boolean;
   prefetchTools: boolean;
   clientInfo: { name: string; version: string };
@@ -246,6 +247,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     maxListPages: limit("maxListPages", o.maxListPages, "maxListPages"),
     maxToolSchemaBytes: limit("maxToolSchemaBytes", o.maxToolSchemaBytes, "maxToolSchemaBytes"),
     maxInputRounds: limit("maxInputRounds", o.maxInputRounds, "maxInputRounds"),
+    maxInFlight: limit("maxInFlight", o.maxInFlight, "maxInFlight"),
     listen: o.listen ?? true,
     prefetchTools: o.prefetchTools ?? false,
     clientInfo: o.clientInfo ?? CLIENT_INFO,
