@@ -1,4 +1,4 @@
-import { closedError, limitError, protocolError } from "../errors/failures.ts";
+import { closedError, failureFrom, limitError, protocolError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
@@ -12,7 +12,7 @@ import {
   rejectionOf,
 } from "./http-common.ts";
 import { InvalidUtf8, SseReader } from "./sse-framer.ts";
-import { Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
+import { type SendContext, type Transport, TransportBase } from "./transport.ts";
 
 export interface LegacySseOptions extends HttpOptions {
   /** Ceiling for one event on the shared stream (replies and unsolicited messages alike). */
@@ -24,27 +24,17 @@ export interface LegacySseOptions extends HttpOptions {
  * event names the endpoint that takes our POSTs. The stream is shared, so an event over the
  * ceiling closes the session: it cannot be resynchronised.
  */
-export class LegacySseTransport implements Transport {
+export class LegacySseTransport extends TransportBase implements Transport {
   readonly mode = "sse" as const;
   readonly #o: LegacySseOptions;
-  readonly #messages = new Listeners<[JsonRpcMessage, number]>();
-  readonly #closes = new Listeners<[TetherError]>();
   readonly #life = new AbortController();
   #endpoint: URL | undefined;
-  #closed: TetherError | undefined;
   #closing: Promise<void> | undefined;
   requests = 0;
 
   constructor(options: LegacySseOptions) {
+    super();
     this.#o = options;
-  }
-
-  onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe {
-    return this.#messages.add(listener);
-  }
-
-  onClose(listener: (error: TetherError) => void): Unsubscribe {
-    return this.#closes.add(listener);
   }
 
   /** Opens the stream and resolves when the `endpoint` event arrives; fails at once on anything else. */
@@ -88,7 +78,7 @@ export class LegacySseTransport implements Transport {
           if (event.event !== "message") return;
           const decoded = decodeText(event.data);
           if (!decoded.ok) return;
-          for (const m of decoded.messages) this.#messages.emit(m, event.bytes);
+          for (const m of decoded.messages) this.emitMessage(m, event.bytes);
         };
         void (async () => {
           try {
@@ -99,11 +89,13 @@ export class LegacySseTransport implements Transport {
               waiting ? "the stream ended before the endpoint event" : "the server closed the event stream",
             );
             if (waiting) reject(ended);
-            this.#fail(ended);
+            this.fail(ended);
           } catch (error) {
             const failure = this.#streamFailure(error, waiting, where);
             if (waiting) reject(failure);
-            this.#fail(failure);
+            this.fail(
+              failureFrom(failure, where, (e) => closedError(where, "reset", "the event stream failed", e)),
+            );
           }
         })();
       });
@@ -154,7 +146,7 @@ export class LegacySseTransport implements Transport {
   }
 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
-    if (this.#closed) throw this.#closed;
+    if (this.closure) throw this.closure;
     const endpoint = this.#endpoint;
     if (!endpoint)
       throw closedError({ stage: "sse_endpoint", phase: "discovery" }, "eof", "the stream is not open");
@@ -185,11 +177,16 @@ export class LegacySseTransport implements Transport {
     }
   }
 
-  readonly cleanupErrors: unknown[] = [];
+  /** The shared stream is the channel: when it fails, everything riding on it stops too. */
+  protected override fail(error: TetherError): boolean {
+    const first = super.fail(error);
+    this.#life.abort();
+    return first;
+  }
 
   close(_reason?: "failure"): Promise<void> {
     this.#closing ??= (async () => {
-      this.#fail(
+      this.fail(
         closedError(
           { stage: "close", phase: "call" },
           "closed_by_client",
@@ -199,13 +196,5 @@ export class LegacySseTransport implements Transport {
       this.#life.abort();
     })();
     return this.#closing;
-  }
-
-  #fail(error: unknown): void {
-    if (this.#closed) return;
-    this.#closed = error as TetherError;
-    this.#closes.emit(this.#closed);
-    this.#closes.clear();
-    this.#life.abort();
   }
 }

@@ -1,13 +1,12 @@
 import type { ChildProcess } from "node:child_process";
 import { closedError, limitError, networkError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
-import type { TetherError } from "../errors/tether-error.ts";
 import { decodeFrame } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { ByteCeilingExceeded } from "./byte-budget.ts";
 import { type ChildOptions, type SpawnFn, startChild, stopChild } from "./child-process.ts";
 import { LineFramer } from "./line-framer.ts";
-import { Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
+import { type SendContext, type Transport, TransportBase } from "./transport.ts";
 
 export interface StdioTransportOptions extends ChildOptions {
   /** Ceiling for one line from the server, in bytes (its newline not counted). */
@@ -21,17 +20,15 @@ export interface StdioTransportOptions extends ChildOptions {
  * A server process spoken to over stdin/stdout, one JSON-RPC message per line. This transport
  * owns the process: it starts it, and `close()` stops it exactly once.
  */
-export class StdioTransport implements Transport {
+export class StdioTransport extends TransportBase implements Transport {
   readonly mode = "stdio" as const;
   readonly #options: StdioTransportOptions;
-  readonly #messages = new Listeners<[JsonRpcMessage, number]>();
-  readonly #closes = new Listeners<[TetherError]>();
   #child: ChildProcess | undefined;
-  #closed: TetherError | undefined;
   #closing: Promise<void> | undefined;
   #framer: LineFramer;
 
   constructor(options: StdioTransportOptions) {
+    super();
     this.#options = options;
     this.#framer = new LineFramer(options.maxLineBytes);
   }
@@ -39,14 +36,6 @@ export class StdioTransport implements Transport {
   /** The process id, once started: tests use it to tell fresh attempts apart. */
   get pid(): number | undefined {
     return this.#child?.pid;
-  }
-
-  onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe {
-    return this.#messages.add(listener);
-  }
-
-  onClose(listener: (error: TetherError) => void): Unsubscribe {
-    return this.#closes.add(listener);
   }
 
   start(signal: AbortSignal): Promise<void> {
@@ -63,11 +52,11 @@ export class StdioTransport implements Transport {
     this.#child = child;
     child.stdout?.on("data", (chunk: Buffer) => this.#onData(chunk));
     child.stdout?.on("end", () =>
-      this.#fail(closedError(this.#where(), "eof", "the server closed its output")),
+      this.fail(closedError(this.#where(), "eof", "the server closed its output")),
     );
-    child.stdin?.on("error", (cause) => this.#fail(networkError(this.#where(), cause)));
+    child.stdin?.on("error", (cause) => this.fail(networkError(this.#where(), cause)));
     child.on("exit", () =>
-      this.#fail(closedError(this.#where(), "process_exit", "the server process exited")),
+      this.fail(closedError(this.#where(), "process_exit", "the server process exited")),
     );
     return new Promise<void>((resolve, reject) => {
       const cleanup = () => {
@@ -78,14 +67,14 @@ export class StdioTransport implements Transport {
       const onSpawn = () => {
         cleanup();
         child.on("error", (cause) =>
-          this.#fail(closedError(this.#where(), "process_exit", "the server process failed", cause)),
+          this.fail(closedError(this.#where(), "process_exit", "the server process failed", cause)),
         );
         resolve();
       };
       const onError = (cause: Error) => {
         cleanup();
         const error = closedError(where, "process_exit", "the server process could not be started", cause);
-        this.#fail(error);
+        this.fail(error);
         reject(error);
       };
       const onAbort = () => {
@@ -99,7 +88,7 @@ export class StdioTransport implements Transport {
   }
 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
-    if (this.#closed) throw this.#closed;
+    if (this.closure) throw this.closure;
     const stdin = this.#child?.stdin;
     if (!stdin || stdin.destroyed) throw closedError(this.#where(), "eof", "the server's input is closed");
     if (ctx.signal.aborted) throw ctx.signal.reason;
@@ -120,7 +109,7 @@ export class StdioTransport implements Transport {
         done();
         reject(ctx.signal.reason);
       };
-      const unsubscribe = this.#closes.add((error) => {
+      const unsubscribe = this.onClose((error) => {
         done();
         reject(error);
       });
@@ -129,16 +118,14 @@ export class StdioTransport implements Transport {
     });
   }
 
-  readonly cleanupErrors: unknown[] = [];
-
   close(reason?: "failure"): Promise<void> {
     this.#closing ??= this.#shutdown(reason !== "failure");
     return this.#closing;
   }
 
   async #shutdown(polite: boolean): Promise<void> {
-    const graceful = polite && !this.#closed;
-    this.#fail(closedError(this.#where(), "closed_by_client", "the client closed the connection"));
+    const graceful = polite && !this.closure;
+    this.fail(closedError(this.#where(), "closed_by_client", "the client closed the connection"));
     const child = this.#child;
     if (!child) return;
     child.stdout?.removeAllListeners("data");
@@ -153,18 +140,18 @@ export class StdioTransport implements Transport {
   }
 
   #onData(chunk: Buffer): void {
-    if (this.#closed) return;
+    if (this.closure) return;
     try {
       this.#framer.push(chunk, (line) => {
         const decoded = decodeFrame(line);
         // Lines that are not JSON-RPC (a banner, a stray log line) are skipped: stdout is the
         // channel, and one bad line does not say the next is bad.
         if (!decoded.ok) return;
-        for (const m of decoded.messages) this.#messages.emit(m, line.byteLength);
+        for (const m of decoded.messages) this.emitMessage(m, line.byteLength);
       });
     } catch (error) {
       if (error instanceof ByteCeilingExceeded) {
-        this.#fail(
+        this.fail(
           limitError(
             this.#where(),
             "frame_too_large",
@@ -176,16 +163,8 @@ export class StdioTransport implements Transport {
         void this.close();
         return;
       }
-      this.#fail(protocolError(this.#where(), "malformed", "the server's output could not be read", error));
+      this.fail(protocolError(this.#where(), "malformed", "the server's output could not be read", error));
       void this.close();
     }
-  }
-
-  #fail(error: TetherError): void {
-    if (this.#closed) return;
-    this.#closed = error;
-    this.#closes.emit(error);
-    this.#closes.clear();
-    this.#messages.clear();
   }
 }

@@ -1,6 +1,5 @@
 import type { Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
-import type { TetherError } from "../errors/tether-error.ts";
 import { decodeFrame, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { linkSignals, raceAbort, sleep } from "../lifecycle/abort.ts";
@@ -16,7 +15,7 @@ import {
   rejectionOf,
 } from "./http-common.ts";
 import { SseReader } from "./sse-framer.ts";
-import { type Era, Listeners, type SendContext, type Transport, type Unsubscribe } from "./transport.ts";
+import { type Era, type SendContext, type Transport, TransportBase } from "./transport.ts";
 
 /**
  * A POST's reply belongs to that one request: an error there with `id: null` (a server that could
@@ -46,31 +45,21 @@ export interface StreamableHttpOptions extends HttpOptions {
  * stream scoped to it. Legacy sessions (Mcp-Session-Id) and the optional GET stream are kept
  * here; modern (2026-07-28) exchanges are stateless and carry neither.
  */
-export class StreamableHttpTransport implements Transport {
+export class StreamableHttpTransport extends TransportBase implements Transport {
   readonly mode = "streamable-http" as const;
   readonly #o: StreamableHttpOptions;
-  readonly #messages = new Listeners<[JsonRpcMessage, number]>();
-  readonly #closes = new Listeners<[TetherError]>();
   readonly #life = new AbortController();
   #sessionId: string | undefined;
   #versionHeader: string | undefined;
   #era: Era | undefined;
   #established = false;
-  #closed: TetherError | undefined;
   #closing: Promise<void> | undefined;
   /** Counts POSTs and GETs made, for diagnostics and the round-trip benchmark. */
   requests = 0;
 
   constructor(options: StreamableHttpOptions) {
+    super();
     this.#o = options;
-  }
-
-  onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe {
-    return this.#messages.add(listener);
-  }
-
-  onClose(listener: (error: TetherError) => void): Unsubscribe {
-    return this.#closes.add(listener);
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -88,13 +77,11 @@ export class StreamableHttpTransport implements Transport {
   }
 
   opened(): void {
-    if (this.#era === "legacy" && this.#o.listen && !this.#closed) void this.#listen();
+    if (this.#era === "legacy" && this.#o.listen && !this.closure) void this.#listen();
   }
 
-  readonly cleanupErrors: unknown[] = [];
-
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
-    if (this.#closed) throw this.#closed;
+    if (this.closure) throw this.closure;
     const linked = linkSignals(ctx.signal, this.#life.signal);
     const signal = linked.signal;
     const phase: Phase = this.#established ? "call" : "discovery";
@@ -132,7 +119,7 @@ export class StreamableHttpTransport implements Transport {
               httpStatus: 404,
             },
           );
-          this.#fail(expired);
+          this.fail(expired);
           throw expired;
         }
         throw rejection;
@@ -190,7 +177,7 @@ export class StreamableHttpTransport implements Transport {
       for (const raw of decoded.messages) {
         const m = ownReply(raw, id);
         if (isResponse(m) && m.id === id) answered = true;
-        this.#messages.emit(m, bytes.byteLength);
+        this.emitMessage(m, bytes.byteLength);
       }
       if (!answered)
         throw protocolError(where, "missing_response", "the server's reply did not answer the request");
@@ -232,7 +219,7 @@ export class StreamableHttpTransport implements Transport {
           for (const raw of decoded.messages) {
             const m = ownReply(raw, id);
             if (isResponse(m) && m.id === id) answered = true;
-            this.#messages.emit(m, event.bytes);
+            this.emitMessage(m, event.bytes);
           }
         });
         if (answered) return;
@@ -293,12 +280,12 @@ export class StreamableHttpTransport implements Transport {
           if (event.event !== "message" || event.data.trim() === "") return;
           const decoded = decodeText(event.data);
           if (!decoded.ok) return;
-          for (const m of decoded.messages) this.#messages.emit(m, event.bytes);
+          for (const m of decoded.messages) this.emitMessage(m, event.bytes);
         });
       }
     } catch (error) {
       if (error instanceof ByteCeilingExceeded) {
-        this.#fail(
+        this.fail(
           limitError(
             where,
             "frame_too_large",
@@ -327,7 +314,7 @@ export class StreamableHttpTransport implements Transport {
   }
 
   async #shutdown(): Promise<void> {
-    this.#fail(
+    this.fail(
       closedError({ stage: "close", phase: "call" }, "closed_by_client", "the client closed the connection"),
     );
     this.#life.abort();
@@ -353,12 +340,5 @@ export class StreamableHttpTransport implements Transport {
     } finally {
       this.#o.clock.clearTimeout(timer);
     }
-  }
-
-  #fail(error: TetherError): void {
-    if (this.#closed) return;
-    this.#closed = error;
-    this.#closes.emit(error);
-    this.#closes.clear();
   }
 }
