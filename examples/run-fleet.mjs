@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { startFleet } from "./fleet.mjs";
 
-const bin = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
+const bin = fileURLToPath(new URL("../dist/tether.mjs", import.meta.url));
 
 function tether(args) {
   return new Promise((resolve) => {

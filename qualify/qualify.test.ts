@@ -28,7 +28,7 @@ const BUN = process.env.QUALIFY_BUN;
 const BINARY = process.env.QUALIFY_BINARY;
 if (!APP || !BUN || !BINARY)
   throw new Error("run through `npm run qualify`, which prepares the install and the binary");
-const BIN_JS = join(APP, "node_modules", "mcp-tether", "dist", "cli", "bin.js");
+const BIN_JS = join(APP, "node_modules", "mcp-tether", "dist", "tether.mjs");
 
 const CANARIES = ["qual-TOKEN-5f1c9e", "qual-QUERY-77ab20", "qual-HEADER-c0ffee"];
 

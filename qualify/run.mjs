@@ -61,7 +61,7 @@ step("compile the CLI into one binary (bun build --compile)", () => {
     [
       "build",
       "--compile",
-      join(app, "node_modules", "mcp-tether", "dist", "cli", "bin.js"),
+      join(app, "node_modules", "mcp-tether", "dist", "tether.mjs"),
       "--outfile",
       binary,
     ],

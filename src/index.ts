@@ -1,3 +1,11 @@
+export type {
+  AuthRecord,
+  ClientAuthMethod,
+  RegisteredClient,
+  ServerTokens,
+  TokenStore,
+} from "./auth/token-store.ts";
+export { clientKey, configDir, FileTokenStore, MemoryTokenStore, serverKey } from "./auth/token-store.ts";
 export type { CallOptions, CallToolResult, OperationOptions, Progress, Tool } from "./client/client.ts";
 export { Client } from "./client/client.ts";
 export type { ClientHandlers, HandlerContext } from "./client/handlers.ts";
@@ -16,7 +24,7 @@ export { TetherError } from "./errors/tether-error.ts";
 export type { LifecycleEvent } from "./lifecycle/events.ts";
 export { DIAGNOSTICS_CHANNEL } from "./lifecycle/events.ts";
 export { LIMITS } from "./options/limits.ts";
-export type { ConnectOptions, Deps, PhaseBudget } from "./options/options.ts";
+export type { AuthOptions, ConnectOptions, Deps, PhaseBudget } from "./options/options.ts";
 export type { EraHint, EraHintStore } from "./protocol/era-hints.ts";
 export { MemoryEraHints } from "./protocol/era-hints.ts";
 export type { ProtocolVersion } from "./protocol/versions.ts";

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { main } from "./main.ts";
 
 const controller = new AbortController();

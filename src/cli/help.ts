@@ -16,6 +16,9 @@ const COMMON = `Connection options:
   --max-bytes N                          baseline byte ceiling per response, both phases
   --discovery-max-bytes N, --call-max-bytes N, --max-frame-bytes N
   --retry N                              opt-in recovery: at most N attempts in all
+  --no-oauth                             never sign in (OAuth); --stored-auth-only: stored tokens only
+  --client-id ID, --client-secret-env VAR, --client-key-file FILE   a pre-registered OAuth client
+  --grant authorization_code|client_credentials   --scope 'a b'     what to ask the server for
   --config FILE                          read server names from this file only
   --json   --events   --debug   --server-stderr`;
 
@@ -30,6 +33,7 @@ Usage:
   tether prompts <target> [options]               list prompts
   tether prompt <target> <name> [ARGS] [options]  get one prompt
   tether servers [--config FILE]                  list servers found in config files
+  tether auth login|logout|status <target>        sign in (OAuth), sign out, show the stored token
   tether completion bash|zsh|fish                 print a shell completion script
   tether <command> --help                         help for one command
 
@@ -107,6 +111,17 @@ const COMMANDS: Record<string, { usage: string; about: string; examples: string[
     about:
       "Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,\nthe user's Cursor, VS Code, Windsurf and Claude Desktop configs), with every secret redacted.",
     examples: ["tether servers", "tether servers --config ./.mcp.json --json"],
+  },
+  auth: {
+    usage: "tether auth login|logout|status <target> [options]",
+    about:
+      "Signs in to a server that requires OAuth and stores the token (owner-only file in the config\nfolder, TETHER_CONFIG_DIR overrides it); signs out; or shows what is stored (never the token).\nlogin waits for the browser within the discovery budget (300000 ms unless set). Other commands\nsign in by themselves on a terminal; in scripts they use stored tokens only.",
+    examples: [
+      "tether auth login https://example.com/mcp",
+      "tether auth status https://example.com/mcp --json",
+      "tether tools https://example.com/mcp --stored-auth-only",
+      "tether tools https://example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET",
+    ],
   },
   completion: {
     usage: "tether completion bash|zsh|fish",

@@ -9,6 +9,7 @@ import type { LimitName } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { limit } from "../options/resolve.ts";
 import { parseToolArgs } from "./args.ts";
+import { AUTH_FLAGS, authOptions, runAuth } from "./auth-command.ts";
 import { completionScript } from "./completion.ts";
 import { loadServers, type ServerEntry } from "./config.ts";
 import { cacheDir, FileEraHints } from "./era-hint-file.ts";
@@ -56,6 +57,7 @@ const OPTIONS = {
   "args-file": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
+  ...AUTH_FLAGS,
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
@@ -178,9 +180,24 @@ function connectOptions(
       "invalid_target",
       "give a target: a URL, a configured server's name, or -- and a command",
     );
+  const withAuth = (h: Record<string, string>) => {
+    const { auth, secrets: read } = authOptions(
+      v,
+      io,
+      Object.keys(h).some((k) => k.toLowerCase() === "authorization"),
+    );
+    secrets.push(...read);
+    return auth;
+  };
   if (/^https?:\/\//i.test(target)) {
     return {
-      options: { ...options, url: target, headers, transport: transport as ConnectOptions["transport"] },
+      options: {
+        ...options,
+        url: target,
+        headers,
+        transport: transport as ConnectOptions["transport"],
+        auth: withAuth(headers),
+      },
       secrets,
     };
   }
@@ -204,6 +221,7 @@ function connectOptions(
       ...options,
       url: entry.url,
       headers: { ...entry.headers, ...headers },
+      auth: withAuth({ ...entry.headers, ...headers }),
       transport: v.transport
         ? (transport as ConnectOptions["transport"])
         : entry.transport === "sse"
@@ -359,6 +377,21 @@ async function run(
           return EXIT_STATUS[report.firstError.code];
         }
         return 0;
+      }
+      case "auth": {
+        const [sub, authTarget, ...extra] = inv.positionals;
+        if (extra.length > 0 || inv.stdio)
+          throw configError("invalid_args", "auth takes a subcommand and one target");
+        return await runAuth(
+          sub,
+          () => {
+            const built = connectOptions(inv, authTarget, io);
+            redactor = redactor.with(built.secrets);
+            return { ...built, options: { ...built.options, onEvent: events, signal: io.signal } };
+          },
+          io,
+          json,
+        );
       }
       case "servers": {
         const servers = loadServers(inv.values.config);

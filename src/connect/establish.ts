@@ -1,3 +1,4 @@
+import { authorizedFetch } from "../auth/authorized-fetch.ts";
 import { capabilitiesOf, handlerFor } from "../client/handlers.ts";
 import type { Stage } from "../errors/codes.ts";
 import { protocolError } from "../errors/failures.ts";
@@ -109,6 +110,12 @@ export class Attempt {
     if (error instanceof TetherError)
       return error.code === "connection" && error.reason !== "refused" && !error.security;
     return false;
+  }
+
+  /** The HTTP transports' fetch: the caller's, carrying the server's bearer token when auth is on. */
+  get #httpFetch() {
+    const { authorizer, fetch } = this.#o;
+    return authorizer ? authorizedFetch(fetch, authorizer) : fetch;
   }
 
   get #mode(): TransportMode {
@@ -451,7 +458,7 @@ export class Attempt {
     const transport = new StreamableHttpTransport({
       url: t.url,
       headers: t.headers,
-      fetch: this.#o.fetch,
+      fetch: this.#httpFetch,
       redactor: this.#o.redactor,
       maxFrameBytes: this.#o.maxFrameBytes,
       listen: this.#o.listen,
@@ -510,7 +517,7 @@ export class Attempt {
         new LegacySseTransport({
           url: t.url,
           headers: t.headers,
-          fetch: this.#o.fetch,
+          fetch: this.#httpFetch,
           redactor: this.#o.redactor,
           maxEventBytes: ceiling.get,
         }),

@@ -4,7 +4,7 @@
  */
 import { Interrupt } from "../lifecycle/interrupt.ts";
 import type { CallEffect, ClosureCategory, Phase, Stage } from "./codes.ts";
-import type { Redactor } from "./redact.ts";
+import { baseRedactor, type Redactor } from "./redact.ts";
 import { type Limits, TetherError } from "./tether-error.ts";
 
 export interface Where {
@@ -208,4 +208,66 @@ export function errnoOf(error: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * Why authorization failed: `login_required` (no usable token and no flow allowed), `no_metadata`,
+ * `bad_metadata`, `resource_mismatch`, `pkce_unsupported`, `insecure_endpoint`, `no_client`,
+ * `registration_failed`, `denied`, `state_mismatch`, `issuer_mismatch`, `invalid_grant`, `invalid_client`,
+ * `token_error`, `expired`, `token_rejected`, `insufficient_scope`.
+ */
+export type AuthReason =
+  | "login_required"
+  | "no_metadata"
+  | "bad_metadata"
+  | "resource_mismatch"
+  | "pkce_unsupported"
+  | "insecure_endpoint"
+  | "no_client"
+  | "registration_failed"
+  | "denied"
+  | "state_mismatch"
+  | "issuer_mismatch"
+  | "invalid_grant"
+  | "invalid_client"
+  | "token_error"
+  | "expired"
+  | "token_rejected"
+  | "insufficient_scope";
+
+/**
+ * An authorization failure: `forbidden` when access was refused (the user denied it, or the
+ * scopes can never be enough), `unauthorized` otherwise. Always a security failure, so recovery
+ * never retries it. Where it happened inside a request is the HTTP request; a call re-attributes
+ * it to its own stage.
+ */
+export function authError(
+  reason: AuthReason,
+  message: string,
+  options: { redactor?: Redactor; httpStatus?: number; cause?: unknown } = {},
+): TetherError {
+  return new TetherError({
+    code: reason === "denied" || reason === "insufficient_scope" ? "forbidden" : "unauthorized",
+    reason,
+    stage: "http_request",
+    phase: "discovery",
+    message,
+    security: true,
+    httpStatus: options.httpStatus,
+    redactor: options.redactor,
+    cause: options.cause === undefined ? undefined : scrubbedCause(options.cause, options.redactor),
+  });
+}
+
+/**
+ * A lower layer's error reduced to its name, code and scrubbed message. OAuth libraries attach
+ * response bodies (tokens among them) to their errors; those never travel as our cause.
+ */
+export function scrubbedCause(error: unknown, redactor?: Redactor): Error {
+  if (!(error instanceof Error)) return new Error(typeof error === "string" ? "error" : typeof error);
+  const out = new Error((redactor ?? baseRedactor).scrub(error.message).slice(0, 300));
+  out.name = error.name;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") (out as Error & { code?: string }).code = code;
+  return out;
 }

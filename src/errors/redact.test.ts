@@ -75,3 +75,15 @@ test("X3: the tool-result projection carries the record and a scrubbed text", ()
   assert.deepEqual(result.structuredContent, e.toJSON());
   assert.ok(!JSON.stringify(result).includes(CANARY));
 });
+
+test("X2: a secret learned after construction is scrubbed by every holder, in its echoed forms too", () => {
+  const redactor = new Redactor();
+  const holder = { redactor };
+  const token = "at-LEARNED-4f9c2e71b3";
+  assert.equal(holder.redactor.scrub(`x ${token}`), `x ${token}`);
+  redactor.learn([token, "ab"]);
+  assert.equal(holder.redactor.scrub(`x ${token} y`), "x [redacted] y");
+  const b64 = Buffer.from(token).toString("base64").replace(/=+$/, "");
+  assert.equal(holder.redactor.scrub(b64), "[redacted]");
+  assert.equal(holder.redactor.scrub("ab"), "ab", "too short to be searched for");
+});

@@ -12,25 +12,43 @@ export const MAX_SERVER_TEXT_CHARS = 300;
 /** Secrets shorter than this are not searched for: they would match ordinary words. */
 const MIN_SECRET_CHARS = 4;
 
+/** A secret and the forms servers echo it back in (URL-encoded, base64). */
+function formsOf(secrets: Iterable<string>): Set<string> {
+  const all = new Set<string>();
+  for (const s of secrets) {
+    if (typeof s !== "string" || s.length < MIN_SECRET_CHARS) continue;
+    all.add(s);
+    all.add(encodeURIComponent(s));
+    all.add(Buffer.from(s, "utf8").toString("base64").replace(/=+$/, ""));
+  }
+  return all;
+}
+
+/** Longest first, so that a secret containing another is removed whole. */
+function longestFirst(all: Iterable<string>): string[] {
+  return [...all].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
+}
+
 export class Redactor {
-  readonly #secrets: string[];
+  #secrets: string[];
 
   constructor(secrets: Iterable<string> = []) {
-    const all = new Set<string>();
-    for (const s of secrets) {
-      if (typeof s !== "string" || s.length < MIN_SECRET_CHARS) continue;
-      all.add(s);
-      // Servers echo secrets back in the forms they received them in.
-      all.add(encodeURIComponent(s));
-      all.add(Buffer.from(s, "utf8").toString("base64").replace(/=+$/, ""));
-    }
-    // Longest first, so that a secret containing another is removed whole.
-    this.#secrets = [...all].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
+    this.#secrets = longestFirst(formsOf(secrets));
   }
 
   /** A redactor that also knows these secrets. */
   with(secrets: Iterable<string>): Redactor {
     return new Redactor([...this.#secrets, ...secrets]);
+  }
+
+  /**
+   * Teaches this redactor secrets obtained after it was made (OAuth tokens, codes, verifiers,
+   * assertions), so that every holder of it scrubs them from then on. Learn before the secret
+   * is sent or received, so no error made afterwards can carry it.
+   */
+  learn(secrets: Iterable<string>): void {
+    const fresh = [...formsOf(secrets)].filter((s) => !this.#secrets.includes(s));
+    if (fresh.length > 0) this.#secrets = longestFirst([...this.#secrets, ...fresh]);
   }
 
   /** Removes known secrets, URLs and credentials in auth-scheme form. */

@@ -1,3 +1,5 @@
+import type { JsonWebKey } from "node:crypto";
+import type { TokenStore } from "../auth/token-store.ts";
 import type { ClientHandlers } from "../client/handlers.ts";
 import type { RecoveryPolicy, TransientRetryPolicy } from "../connect/recovery.ts";
 import type { Clock } from "../lifecycle/clock.ts";
@@ -19,6 +21,50 @@ export interface Deps {
   fetch?: FetchFn;
   spawn?: SpawnFn;
   clock?: Clock;
+}
+
+/**
+ * OAuth 2.1 for remote servers (the MCP authorization spec). Requests carry a bearer token; a 401
+ * (or a 403 `insufficient_scope`) runs discovery and the configured flow within the request's
+ * own deadline, then the request is sent once more. No token, code, verifier, client secret or
+ * assertion ever appears in an error, an event or the CLI's output.
+ */
+export interface AuthOptions {
+  /**
+   * `interactive` (default): any flow may run when the server asks. `stored-only`: only a stored
+   * token (refreshed when it can be); without one a 401 fails `unauthorized` at once, with no
+   * request to the authorization server. `off`: no authorization at all.
+   */
+  mode?: "interactive" | "stored-only" | "off";
+  /**
+   * `authorization_code` (default): the user signs in through `openUrl`, with PKCE and a loopback
+   * redirect. `client_credentials`: the client acts on its own behalf (needs `clientId` and
+   * `clientSecret` or `privateKeyJwk`).
+   */
+  grant?: "authorization_code" | "client_credentials";
+  /** A pre-registered client; without one, a metadata document or dynamic registration is used. */
+  clientId?: string;
+  /** The pre-registered client's secret (basic or post, as the server supports). Never shown. */
+  clientSecret?: string;
+  /** The pre-registered client's private key, for `private_key_jwt` (RFC 7523). Never shown. */
+  privateKeyJwk?: JsonWebKey;
+  /** An HTTPS URL (with a path) serving this client's metadata document; used where the server supports them. */
+  clientMetadataUrl?: string;
+  /** Scopes to ask for, space-separated, instead of those the server's challenge or metadata name. */
+  scope?: string;
+  /** The loopback port for the redirect (1 to 65535; default: any free port). */
+  redirectPort?: number;
+  /**
+   * Sends the user to the authorization URL: open a browser, print it, or (in tests) follow it.
+   * Called once per sign-in; its promise is not awaited, and the wait for the redirect is bounded
+   * by the request's deadline. Required for `authorization_code` in `interactive` mode.
+   */
+  openUrl?: (url: string, signal: AbortSignal) => void | Promise<void>;
+  /**
+   * Where tokens and dynamic registrations are kept, per server and authorization server
+   * (default: in memory for this process; `false`: for this connection only).
+   */
+  tokenStore?: TokenStore | false;
 }
 
 export interface ConnectOptions {
@@ -86,6 +132,8 @@ export interface ConnectOptions {
    * would only confirm it (default: in memory for this process; `false`: never remembered).
    */
   eraHints?: EraHintStore | false;
+  /** OAuth 2.1 authorization for an HTTP server; none unless given. */
+  auth?: AuthOptions;
   /** Sent to the server as our identity. */
   clientInfo?: { name: string; version: string };
   deps?: Deps;

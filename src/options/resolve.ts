@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { Authorizer } from "../auth/authorizer.ts";
 import type { ClientHandlers } from "../client/handlers.ts";
 import type { RecoveryPolicy } from "../connect/recovery.ts";
 import { configError } from "../errors/failures.ts";
@@ -16,6 +17,7 @@ import type { SpawnFn } from "../transport/child-process.ts";
 import type { FetchFn } from "../transport/http-common.ts";
 import { LIMITS, type LimitName } from "./limits.ts";
 import type { ConnectOptions } from "./options.ts";
+import { resolveAuth } from "./resolve-auth.ts";
 
 export interface ResolvedBudget {
   timeoutMs: number;
@@ -65,6 +67,8 @@ export interface ResolvedOptions {
   recovery: Required<Pick<RecoveryPolicy, "maxAttempts" | "backoffMs">> &
     Pick<RecoveryPolicy, "shouldRetry" | "isSecurityError">;
   transientRetries: number;
+  /** OAuth for an HTTP server, when configured: one per connect(), shared by its attempts. */
+  authorizer: Authorizer | undefined;
   redactor: Redactor;
   events: EventSink;
   fetch: FetchFn;
@@ -235,10 +239,16 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     ...(t.kind === "http" ? secretsOf(new URL(String(o.url)), t.headers) : []),
     ...(t.kind === "stdio" && t.env ? Object.values(t.env) : []),
   ];
+  const clientInfo = o.clientInfo ?? CLIENT_INFO;
+  const auth = resolveAuth(o.auth, t, clientInfo.name, secrets);
+  const discovery = budget("discovery", o.discovery, base);
+  const redactor = new Redactor(secrets);
+  const fetch = o.deps?.fetch ?? globalThis.fetch;
+  const clock = o.deps?.clock ?? realClock;
   return {
     target: t,
     policy: policy(o),
-    discovery: budget("discovery", o.discovery, base),
+    discovery,
     call: budget("call", o.call, base),
     maxFrameBytes: limit("maxFrameBytes", o.maxFrameBytes, "maxFrameBytes"),
     probeTimeoutMs: limit("probeTimeoutMs", o.probeTimeoutMs, "probeTimeoutMs"),
@@ -250,7 +260,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     maxInFlight: limit("maxInFlight", o.maxInFlight, "maxInFlight"),
     listen: o.listen ?? true,
     prefetchTools: o.prefetchTools ?? false,
-    clientInfo: o.clientInfo ?? CLIENT_INFO,
+    clientInfo,
     recovery: recovery(o.recovery),
     transientRetries:
       o.transientRetry === undefined
@@ -258,10 +268,21 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
         : small("transientRetry.maxRetries", o.transientRetry?.maxRetries, 1, 10),
     handlers: handlers(o.handlers),
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
-    redactor: new Redactor(secrets),
+    authorizer:
+      auth && t.kind === "http"
+        ? new Authorizer(auth, {
+            server: t.url,
+            fetch,
+            redactor,
+            maxResponseBytes: discovery.maxResponseBytes,
+            timeoutMs: discovery.timeoutMs,
+            clock,
+          })
+        : undefined,
+    redactor,
     events: new EventSink(o.onEvent),
-    fetch: o.deps?.fetch ?? globalThis.fetch,
+    fetch,
     spawn: o.deps?.spawn ?? spawn,
-    clock: o.deps?.clock ?? realClock,
+    clock,
   };
 }

@@ -90,6 +90,8 @@ export async function fetchOrFail(
     return await raceAbort(fetchFn(url, { ...init, signal }), signal);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
+    // A fetch wrapper of ours (authorization) reports its own failures and its own time limits.
+    if (error instanceof TetherError || error instanceof Interrupt) throw error;
     throw networkError(where, error);
   }
 }

@@ -1,11 +1,17 @@
 import type { Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
-import { decodeFrame, decodeText } from "../jsonrpc/decode.ts";
+import { decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { linkSignals, raceAbort, sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
-import { ByteBudget, ByteCeilingExceeded, boundedChunks, readBounded } from "./byte-budget.ts";
+import {
+  BodyNotUtf8,
+  ByteBudget,
+  ByteCeilingExceeded,
+  boundedChunks,
+  readBoundedText,
+} from "./byte-budget.ts";
 import {
   asTransportError,
   discard,
@@ -169,15 +175,23 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     const type = mediaType(response);
     const budget = new ByteBudget(maxBytes);
     if (type === "application/json") {
-      const bytes = response.body ? await readBounded(response.body, budget, signal) : new Uint8Array();
-      const decoded = decodeFrame(bytes);
+      let text: string;
+      try {
+        text = response.body ? await readBoundedText(response.body, budget, signal) : "";
+      } catch (error) {
+        if (error instanceof BodyNotUtf8)
+          throw protocolError(where, "invalid_utf8", "the server's reply was not valid UTF-8");
+        throw error;
+      }
+      const decoded = decodeText(text);
+      text = "";
       if (!decoded.ok)
         throw protocolError(where, decoded.reason, "the server's reply was not a JSON-RPC message");
       let answered = false;
       for (const raw of decoded.messages) {
         const m = ownReply(raw, id);
         if (isResponse(m) && m.id === id) answered = true;
-        this.emitMessage(m, bytes.byteLength);
+        this.emitMessage(m, budget.seenBytes);
       }
       if (!answered)
         throw protocolError(where, "missing_response", "the server's reply did not answer the request");

@@ -1,8 +1,8 @@
-// Runs the built CLI (dist/cli/bin.js) as a real child process, the way users and outside checks do.
+// Runs the built CLI (dist/tether.mjs) as a real child process, the way users and outside checks do.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const CLI_BIN = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
+export const CLI_BIN = fileURLToPath(new URL("../../dist/tether.mjs", import.meta.url));
 
 export interface CliRun {
   code: number | null;

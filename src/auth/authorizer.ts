@@ -1,0 +1,356 @@
+import type * as oauth from "oauth4webapi";
+import { authError } from "../errors/failures.ts";
+import type { Redactor } from "../errors/redact.ts";
+import { TetherError } from "../errors/tether-error.ts";
+import { raceAbort, timeoutSignal } from "../lifecycle/abort.ts";
+import type { Clock } from "../lifecycle/clock.ts";
+import { Interrupt } from "../lifecycle/interrupt.ts";
+import type { FetchFn } from "../transport/http-common.ts";
+import { type AuthFetchContext, MAX_AUTH_RESPONSE_BYTES } from "./auth-fetch.ts";
+import { type BearerChallenge, bearerChallenge, scopeList, unionScopes } from "./challenge.ts";
+import { type Discovered, discover, resourceCovers } from "./discovery.ts";
+import { authorizationCode, clientCredentials, type OpenUrl, refresh, type TokenSet } from "./flows.ts";
+import { LoopbackRedirect } from "./loopback.ts";
+import {
+  type ChosenClient,
+  type ClientConfig,
+  chooseClient,
+  clientAuth,
+  registeredPort,
+} from "./registration.ts";
+import { clientKey, type ServerTokens, serverKey, type TokenStore } from "./token-store.ts";
+
+/** Authorization options after validation. */
+export interface ResolvedAuth {
+  /** `interactive`: every flow may run; `stored-only`: stored tokens (and their refresh) only. */
+  mode: "interactive" | "stored-only";
+  grant: "authorization_code" | "client_credentials";
+  client: ClientConfig;
+  /** Scopes asked for in place of the server's challenge or metadata. */
+  scopes: string[] | undefined;
+  redirectPort: number | undefined;
+  openUrl: OpenUrl | undefined;
+  store: TokenStore | undefined;
+}
+
+export interface AuthorizerEnv {
+  server: URL;
+  /** The caller's fetch: authorization requests go straight through it. */
+  fetch: FetchFn;
+  redactor: Redactor;
+  /** The discovery phase's byte ceiling; authorization responses get at most 1 MiB of it. */
+  maxResponseBytes: number;
+  /** The discovery phase's time budget: no authorization runs longer, whatever asked for it. */
+  timeoutMs: number;
+  clock: Clock;
+}
+
+/** An access token this close to its expiry is refreshed rather than sent. */
+export const EXPIRY_MARGIN_MS = 10_000;
+/** Authorizations one request may trigger: a sign-in and one step-up, or two step-ups. */
+export const MAX_AUTHORIZATIONS_PER_REQUEST = 2;
+
+function expired(t: { expiresAt?: number }): boolean {
+  return t.expiresAt !== undefined && Date.now() >= t.expiresAt - EXPIRY_MARGIN_MS;
+}
+
+/**
+ * Holds one server's authorization for the transports: the token to send (loaded from the
+ * store, refreshed before it expires), and the answer to a 401 or a 403 `insufficient_scope`:
+ * discovery and the configured flow, or a refusal with a reason. One authorization runs at a
+ * time; requests that are challenged meanwhile wait for it, each within its own signal.
+ */
+export class Authorizer {
+  readonly #o: ResolvedAuth;
+  readonly #env: AuthorizerEnv;
+  readonly #key: string;
+  #tokens: ServerTokens | undefined;
+  #loaded = false;
+  /** Scopes asked for last time: a step-up asks for these and the challenge's together. */
+  #requested: string[] = [];
+  #inflight: Promise<string> | undefined;
+
+  constructor(options: ResolvedAuth, env: AuthorizerEnv) {
+    this.#o = options;
+    this.#env = env;
+    this.#key = serverKey(env.server);
+  }
+
+  /** Whether requests to this URL carry the server's token (its own origin only). */
+  covers(url: URL): boolean {
+    return url.origin === this.#env.server.origin;
+  }
+
+  /** Whether a token is held (a background stream never starts a sign-in when one is). */
+  get holdsToken(): boolean {
+    return this.#tokens !== undefined;
+  }
+
+  /**
+   * The token to send now. An expired one is refreshed first when `refreshAllowed` (requests with
+   * a deadline); one that cannot be is dropped, or in `stored-only` mode fails at once.
+   */
+  async tokenFor(signal: AbortSignal | undefined, refreshAllowed: boolean): Promise<string | undefined> {
+    await this.#load();
+    const t = this.#tokens;
+    if (!t) return undefined;
+    if (!expired(t) || !refreshAllowed) return t.accessToken;
+    if (t.refreshToken) {
+      const refreshed = await this.#tryRefresh(signal);
+      if (refreshed) return refreshed;
+    }
+    if (this.#o.mode === "stored-only")
+      throw authError("expired", "the stored token has expired and cannot be refreshed; sign in again", {
+        redactor: this.#env.redactor,
+      });
+    await this.#forget();
+    return undefined;
+  }
+
+  /**
+   * Answers a 401 or 403 from the MCP server. Returns the token to retry the request with, or
+   * undefined when the response should stand (a plain 403; a background stream). Throws an
+   * `unauthorized` or `forbidden` TetherError when authorization cannot be had.
+   */
+  async challenged(
+    status: number,
+    header: string | null,
+    sent: string | undefined,
+    signal: AbortSignal | undefined,
+    request: { flows: boolean; round: number },
+  ): Promise<string | undefined> {
+    const challenge = bearerChallenge(header);
+    const redactor = this.#env.redactor;
+    // A background stream or a closing request never changes what is held: its refusal stands.
+    if (!request.flows) return undefined;
+    // A newer token than the one this request carried is already here: retry with it.
+    const held = this.#tokens;
+    const newer = held && held.accessToken !== sent && !expired(held) ? held.accessToken : undefined;
+    if (status === 403) {
+      if (challenge?.error !== "insufficient_scope") return undefined;
+      if (newer && request.round < MAX_AUTHORIZATIONS_PER_REQUEST) return newer;
+      const needed = unionScopes(this.#requested, challenge.scopes);
+      const granted = scopeList(this.#tokens?.scope);
+      const hopeless = challenge.scopes !== undefined && needed.every((s) => granted.includes(s));
+      if (this.#o.mode === "stored-only" || hopeless || request.round >= MAX_AUTHORIZATIONS_PER_REQUEST) {
+        throw authError("insufficient_scope", "the token lacks a scope this request needs", {
+          redactor,
+          httpStatus: 403,
+        });
+      }
+      return await this.#once(() => this.#authorize(challenge, needed, signal), signal);
+    }
+    if (newer && request.round < MAX_AUTHORIZATIONS_PER_REQUEST) return newer;
+    if (request.round >= MAX_AUTHORIZATIONS_PER_REQUEST)
+      throw authError("token_rejected", "the server rejected the token it was just issued", {
+        redactor,
+        httpStatus: 401,
+      });
+    if (held && held.accessToken === sent) {
+      if (held.refreshToken) {
+        const refreshed = await this.#tryRefresh(signal);
+        if (refreshed) return refreshed;
+      }
+      if (this.#o.mode === "stored-only")
+        throw authError("token_rejected", "the server rejected the stored token; sign in again", {
+          redactor,
+          httpStatus: 401,
+        });
+      await this.#forget();
+    }
+    if (this.#o.mode === "stored-only")
+      throw authError("login_required", "the server requires authorization and no token is stored", {
+        redactor,
+        httpStatus: 401,
+      });
+    return await this.#once(() => this.#authorize(challenge, undefined, signal), signal);
+  }
+
+  /** Forgets the held token and its stored copy (the client registration stays). */
+  async #forget(): Promise<void> {
+    this.#tokens = undefined;
+    try {
+      await this.#o.store?.delete(this.#key);
+    } catch {
+      // The next load finds it again and the server refuses it again: no harm beyond a round trip.
+    }
+  }
+
+  async #load(): Promise<void> {
+    if (this.#loaded) return;
+    this.#loaded = true;
+    let record: Awaited<ReturnType<TokenStore["get"]>>;
+    try {
+      record = await this.#o.store?.get(this.#key);
+    } catch {
+      record = undefined;
+    }
+    if (record?.kind !== "tokens" || !resourceCovers(record.resource, this.#env.server)) return;
+    this.#env.redactor.learn([record.accessToken, ...(record.refreshToken ? [record.refreshToken] : [])]);
+    this.#tokens = record;
+    this.#requested = scopeList(record.scope);
+  }
+
+  async #save(tokens: ServerTokens): Promise<void> {
+    this.#tokens = tokens;
+    try {
+      await this.#o.store?.set(this.#key, tokens);
+    } catch {
+      // Unsaved, the token still serves this connection.
+    }
+  }
+
+  /** One authorization at a time; others wait for it within their own signal. */
+  async #once(run: () => Promise<string>, signal: AbortSignal | undefined): Promise<string> {
+    if (!this.#inflight) {
+      this.#inflight = run().finally(() => {
+        this.#inflight = undefined;
+      });
+    }
+    return signal ? await raceAbort(this.#inflight, signal) : await this.#inflight;
+  }
+
+  /** Runs `fn` on a context bounded by the request's signal and the discovery budget. */
+  async #bounded<T>(signal: AbortSignal | undefined, fn: (ctx: AuthFetchContext) => Promise<T>): Promise<T> {
+    const { timeoutMs, clock, redactor, fetch } = this.#env;
+    const cap = timeoutSignal(clock, timeoutMs, new Interrupt("stage", "auth_timeout", timeoutMs), signal);
+    try {
+      return await fn({
+        fetch,
+        signal: cap.signal,
+        redactor,
+        maxBytes: Math.min(this.#env.maxResponseBytes, MAX_AUTH_RESPONSE_BYTES),
+      });
+    } catch (error) {
+      if (cap.signal.aborted) throw cap.signal.reason;
+      throw error;
+    } finally {
+      cap.dispose();
+    }
+  }
+
+  /** Refreshes the held token; undefined (and the token forgotten) if the server refused the grant. */
+  async #tryRefresh(signal: AbortSignal | undefined): Promise<string | undefined> {
+    try {
+      return await this.#once(() => this.#refresh(signal), signal);
+    } catch (error) {
+      if (!(error instanceof TetherError) || error.code !== "unauthorized") throw error;
+      // A refresh token the server no longer honours is dead; other refusals may be ours to fix.
+      if (this.#o.mode === "stored-only") {
+        if (error.reason === "invalid_grant") await this.#forget();
+        throw error;
+      }
+      await this.#forget();
+      return undefined;
+    }
+  }
+
+  async #refresh(signal: AbortSignal | undefined): Promise<string> {
+    const t = this.#tokens;
+    if (!t?.refreshToken)
+      throw authError("expired", "the token cannot be refreshed", { redactor: this.#env.redactor });
+    const current = { ...t, refreshToken: t.refreshToken };
+    return await this.#bounded(signal, async (ctx) => {
+      const as: oauth.AuthorizationServer = { issuer: t.issuer, token_endpoint: t.tokenEndpoint };
+      const client = await this.#storedClient(t);
+      const next = await refresh(as, client, current, t.resource, ctx);
+      await this.#save({ ...t, ...next });
+      return next.accessToken;
+    });
+  }
+
+  /** The client that obtained stored tokens, with its credentials from the options or the store. */
+  async #storedClient(t: ServerTokens): Promise<ChosenClient> {
+    const c = this.#o.client;
+    let secret = c.clientId === t.clientId ? c.clientSecret : undefined;
+    const jwk = c.clientId === t.clientId ? c.privateKeyJwk : undefined;
+    if (c.clientId !== t.clientId) {
+      const registered = await this.#o.store?.get(clientKey(t.issuer));
+      if (registered?.kind === "client" && registered.clientId === t.clientId)
+        secret = registered.clientSecret;
+    }
+    if (secret) this.#env.redactor.learn([secret]);
+    return {
+      client: { client_id: t.clientId, token_endpoint_auth_method: t.authMethod },
+      method: t.authMethod,
+      auth: await clientAuth(t.authMethod, secret, jwk),
+      kind: c.clientId === t.clientId ? "pre_registered" : "dynamic",
+    };
+  }
+
+  /** Scopes for a first authorization: configured, else the challenge's, else the metadata's. */
+  #scopes(
+    challenge: BearerChallenge | undefined,
+    found: Discovered,
+    stepUp: string[] | undefined,
+  ): string[] | undefined {
+    let scopes = stepUp ?? this.#o.scopes ?? challenge?.scopes ?? found.scopesSupported;
+    // A client that wants refresh tokens may ask for offline_access where the server lists it.
+    if (
+      scopes?.length &&
+      this.#o.grant === "authorization_code" &&
+      found.as.scopes_supported?.includes("offline_access")
+    )
+      scopes = unionScopes(scopes, ["offline_access"]);
+    return scopes?.length ? scopes : undefined;
+  }
+
+  /** Discovery and the configured flow; the tokens are kept and stored. */
+  async #authorize(
+    challenge: BearerChallenge | undefined,
+    stepUp: string[] | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
+    const o = this.#o;
+    if (o.grant === "authorization_code" && !o.openUrl)
+      throw authError(
+        "login_required",
+        "signing in needs auth.openUrl to send the user to the authorization page",
+        {
+          redactor: this.#env.redactor,
+          httpStatus: 401,
+        },
+      );
+    return await this.#bounded(signal, async (ctx) => {
+      const found = await discover(this.#env.server, challenge?.resourceMetadata, ctx);
+      const { as } = found;
+      if (typeof as.token_endpoint !== "string")
+        throw authError("bad_metadata", "the authorization server has no token endpoint", {
+          redactor: ctx.redactor,
+        });
+      const tokenEndpoint = as.token_endpoint;
+      const scopes = this.#scopes(challenge, found, stepUp);
+      let client: ChosenClient;
+      let tokens: TokenSet;
+      if (o.grant === "client_credentials") {
+        client = await chooseClient(as, o.client, undefined, o.store, ctx);
+        tokens = await clientCredentials(as, client, found.resource, scopes, ctx);
+      } else {
+        const redirect = await LoopbackRedirect.open(
+          o.redirectPort,
+          await registeredPort(as.issuer, o.store),
+        );
+        try {
+          client = await chooseClient(as, o.client, redirect.redirectUri, o.store, ctx);
+          tokens = await authorizationCode(
+            { as, client, redirect, resource: found.resource, scopes, openUrl: o.openUrl! },
+            ctx,
+          );
+        } finally {
+          await redirect.close();
+        }
+      }
+      this.#requested = scopes ?? [];
+      await this.#save({
+        kind: "tokens",
+        resource: found.resource,
+        issuer: as.issuer,
+        tokenEndpoint,
+        clientId: client.client.client_id,
+        authMethod: client.method,
+        ...tokens,
+      });
+      return tokens.accessToken;
+    });
+  }
+}

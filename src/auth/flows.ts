@@ -1,0 +1,226 @@
+import * as oauth from "oauth4webapi";
+import { type AuthReason, authError } from "../errors/failures.ts";
+import { TetherError } from "../errors/tether-error.ts";
+import { linkSignals } from "../lifecycle/abort.ts";
+import { type AuthFetchContext, assertSecureEndpoint, authFetch } from "./auth-fetch.ts";
+import type { LoopbackRedirect } from "./loopback.ts";
+import type { ChosenClient } from "./registration.ts";
+
+/** What a token endpoint granted, as kept and used. */
+export interface TokenSet {
+  accessToken: string;
+  refreshToken?: string;
+  /** Wall-clock expiry in ms since the epoch, when the server gave a lifetime. */
+  expiresAt?: number;
+  /** Granted scopes, space-separated (the requested ones when the server did not say). */
+  scope?: string;
+}
+
+/** Sends the user to the authorization URL (a browser, a printed link, a test's fetch). */
+export type OpenUrl = (url: string, signal: AbortSignal) => void | Promise<void>;
+
+function options(ctx: AuthFetchContext) {
+  return {
+    [oauth.customFetch]: authFetch(ctx),
+    // Plain HTTP is refused by authFetch itself except on loopback; this only lets those through.
+    [oauth.allowInsecureRequests]: true,
+    signal: ctx.signal,
+  };
+}
+
+/** An OAuth error code for a message: registry words only, never free server text. */
+function errorWord(value: unknown): string {
+  return typeof value === "string" && /^[a-z_]{1,40}$/.test(value) ? value : "error";
+}
+
+/** The failure for whatever a token request threw, by the OAuth error code it carried. */
+function tokenFailure(error: unknown, ctx: AuthFetchContext, what: string): unknown {
+  if (ctx.signal.aborted) return ctx.signal.reason;
+  if (error instanceof TetherError) return error;
+  let reason: AuthReason = "token_error";
+  let word = "error";
+  if (error instanceof oauth.ResponseBodyError) {
+    word = errorWord(error.error);
+    reason =
+      error.error === "invalid_grant"
+        ? "invalid_grant"
+        : error.error === "invalid_client" || error.error === "unauthorized_client"
+          ? "invalid_client"
+          : error.error === "access_denied"
+            ? "denied"
+            : "token_error";
+  } else if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    reason = "invalid_client";
+    word = "invalid_client";
+  }
+  return authError(reason, `the authorization server refused the ${what} (${word})`, {
+    redactor: ctx.redactor,
+    cause: error,
+  });
+}
+
+function tokenSet(response: oauth.TokenEndpointResponse, requested: string[] | undefined): TokenSet {
+  const out: TokenSet = { accessToken: response.access_token };
+  if (response.refresh_token) out.refreshToken = response.refresh_token;
+  if (typeof response.expires_in === "number") out.expiresAt = Date.now() + response.expires_in * 1000;
+  const scope = response.scope ?? requested?.join(" ");
+  if (scope) out.scope = scope;
+  return out;
+}
+
+export interface AuthorizationCodeRequest {
+  as: oauth.AuthorizationServer;
+  client: ChosenClient;
+  redirect: LoopbackRedirect;
+  resource: string;
+  scopes: string[] | undefined;
+  openUrl: OpenUrl;
+}
+
+/**
+ * The authorization code grant with PKCE (S256): the user is sent to the authorization URL, the
+ * redirect comes back to the loopback receiver, the state (and issuer, RFC 9207) are checked, and
+ * the code is exchanged with the verifier and the resource indicator. Waits no longer than the
+ * context's signal; a hook that fails to send the user ends the wait at once.
+ */
+export async function authorizationCode(
+  req: AuthorizationCodeRequest,
+  ctx: AuthFetchContext,
+): Promise<TokenSet> {
+  const { as, client } = req;
+  if (!as.code_challenge_methods_supported?.includes("S256"))
+    throw authError("pkce_unsupported", "the authorization server does not declare PKCE (S256); refused", {
+      redactor: ctx.redactor,
+    });
+  if (typeof as.authorization_endpoint !== "string")
+    throw authError("bad_metadata", "the authorization server has no authorization endpoint", {
+      redactor: ctx.redactor,
+    });
+  const endpoint = new URL(as.authorization_endpoint);
+  assertSecureEndpoint(endpoint, ctx.redactor);
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  ctx.redactor.learn([verifier]);
+  const url = new URL(endpoint.href);
+  url.searchParams.set("response_type", "code");
+  url.searchParams.set("client_id", client.client.client_id);
+  url.searchParams.set("redirect_uri", req.redirect.redirectUri);
+  url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(verifier));
+  url.searchParams.set("code_challenge_method", "S256");
+  url.searchParams.set("state", state);
+  url.searchParams.set("resource", req.resource);
+  if (req.scopes?.length) url.searchParams.set("scope", req.scopes.join(" "));
+
+  // The hook sends the user; if it fails, waiting for a redirect that cannot come is pointless.
+  const hook = new AbortController();
+  const wait = linkSignals(ctx.signal, hook.signal);
+  let params: URLSearchParams;
+  try {
+    Promise.resolve()
+      .then(() => req.openUrl(url.href, ctx.signal))
+      .catch((error: unknown) => {
+        if (ctx.signal.aborted) return;
+        hook.abort(
+          authError("login_required", "the user could not be sent to the authorization page", {
+            redactor: ctx.redactor,
+            cause: error,
+          }),
+        );
+      });
+    params = await req.redirect.callback(wait.signal);
+  } finally {
+    wait.dispose();
+    await req.redirect.close();
+  }
+  if (params.get("state") !== state)
+    throw authError("state_mismatch", "the authorization redirect carried the wrong state; refused", {
+      redactor: ctx.redactor,
+    });
+  const code = params.get("code");
+  if (code) ctx.redactor.learn([code]);
+  let validated: URLSearchParams;
+  try {
+    validated = oauth.validateAuthResponse(as, client.client, params, state);
+  } catch (error) {
+    if (error instanceof oauth.AuthorizationResponseError) {
+      throw authError("denied", `the authorization was not granted (${errorWord(error.error)})`, {
+        redactor: ctx.redactor,
+      });
+    }
+    throw authError("issuer_mismatch", "the authorization redirect came from another issuer; refused", {
+      redactor: ctx.redactor,
+      cause: error,
+    });
+  }
+  try {
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client.client,
+      client.auth,
+      validated,
+      req.redirect.redirectUri,
+      verifier,
+      { ...options(ctx), additionalParameters: { resource: req.resource } },
+    );
+    return tokenSet(await oauth.processAuthorizationCodeResponse(as, client.client, response), req.scopes);
+  } catch (error) {
+    throw tokenFailure(error, ctx, "authorization code");
+  }
+}
+
+/** The client credentials grant (RFC 6749 §4.4), for clients acting on their own behalf. */
+export async function clientCredentials(
+  as: oauth.AuthorizationServer,
+  client: ChosenClient,
+  resource: string,
+  scopes: string[] | undefined,
+  ctx: AuthFetchContext,
+): Promise<TokenSet> {
+  const parameters: Record<string, string> = { resource };
+  if (scopes?.length) parameters.scope = scopes.join(" ");
+  try {
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      client.client,
+      client.auth,
+      parameters,
+      options(ctx),
+    );
+    return tokenSet(await oauth.processClientCredentialsResponse(as, client.client, response), scopes);
+  } catch (error) {
+    throw tokenFailure(error, ctx, "client credentials");
+  }
+}
+
+/**
+ * The refresh token grant: a new access token, and the refresh token rotated when the server
+ * issues a new one (OAuth 2.1 §4.3.1); the old one is kept only when it does not.
+ */
+export async function refresh(
+  as: oauth.AuthorizationServer,
+  client: ChosenClient,
+  current: TokenSet & { refreshToken: string },
+  resource: string,
+  ctx: AuthFetchContext,
+): Promise<TokenSet> {
+  try {
+    const response = await oauth.refreshTokenGrantRequest(
+      as,
+      client.client,
+      client.auth,
+      current.refreshToken,
+      {
+        ...options(ctx),
+        additionalParameters: { resource },
+      },
+    );
+    const next = tokenSet(await oauth.processRefreshTokenResponse(as, client.client, response), undefined);
+    return {
+      ...next,
+      refreshToken: next.refreshToken ?? current.refreshToken,
+      scope: next.scope ?? current.scope,
+    };
+  } catch (error) {
+    throw tokenFailure(error, ctx, "refresh token");
+  }
+}

@@ -1,0 +1,246 @@
+import { spawn } from "node:child_process";
+import { createPrivateKey, type JsonWebKey } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { configDir, FileTokenStore, serverKey, type TokenStore } from "../auth/token-store.ts";
+import { connect } from "../connect/connect.ts";
+import { configError } from "../errors/failures.ts";
+import type { AuthOptions, ConnectOptions } from "../options/options.ts";
+import type { Io } from "./main.ts";
+
+/** The OAuth flags, merged into the CLI's option table. */
+export const AUTH_FLAGS = {
+  "no-oauth": { type: "boolean" },
+  "stored-auth-only": { type: "boolean" },
+  "client-id": { type: "string" },
+  "client-secret-env": { type: "string" },
+  "client-key-file": { type: "string" },
+  grant: { type: "string" },
+  scope: { type: "string" },
+} as const;
+
+export interface AuthFlagValues {
+  "no-oauth"?: boolean;
+  "stored-auth-only"?: boolean;
+  "client-id"?: string;
+  "client-secret-env"?: string;
+  "client-key-file"?: string;
+  grant?: string;
+  scope?: string;
+}
+
+/** `tether auth login` waits this long for the user by default (the discovery budget, unless set). */
+export const LOGIN_TIMEOUT_MS = 300_000;
+
+/** A private key for private_key_jwt: a JWK (JSON) or a PKCS#8 PEM file. */
+function keyFile(path: string): JsonWebKey {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (cause) {
+    throw configError("unreadable_file", "--client-key-file could not be read", cause);
+  }
+  try {
+    return text.trimStart().startsWith("{")
+      ? (JSON.parse(text) as JsonWebKey)
+      : createPrivateKey(text).export({ format: "jwk" });
+  } catch {
+    throw configError("invalid_option", "--client-key-file must hold a private JWK or a PKCS#8 PEM key");
+  }
+}
+
+/** Where the user is sent to sign in: the URL on stderr, and a browser when stderr is a terminal. */
+function openInBrowser(io: Io): (url: string) => void {
+  return (url) => {
+    io.stderr(`To authorize tether, open this URL in a browser:\n  ${url}\n`);
+    if (!io.stderrIsTty || io.env.TETHER_NO_BROWSER) return;
+    const [command, args] =
+      process.platform === "darwin"
+        ? ["open", [url]]
+        : process.platform === "win32"
+          ? ["cmd", ["/c", "start", "", url]]
+          : ["xdg-open", [url]];
+    try {
+      const child = spawn(command, args as string[], { stdio: "ignore", detached: true });
+      child.on("error", () => {});
+      child.unref();
+    } catch {
+      // No browser here: the printed URL is enough.
+    }
+  };
+}
+
+/**
+ * The `auth` options for an HTTP target. Off with `--no-oauth`, or when the request already
+ * carries an Authorization header (`--bearer-env`, `-H`, a config entry). Interactive sign-in
+ * only where a person can answer (stdout and stderr are terminals) or for client credentials;
+ * otherwise stored tokens only, so a script never waits for a browser. Returns the secrets it
+ * read for the CLI's own redactor.
+ */
+export function authOptions(
+  v: AuthFlagValues,
+  io: Io,
+  hasAuthorization: boolean,
+): { auth: AuthOptions | undefined; secrets: string[] } {
+  const oauthFlags = (
+    ["stored-auth-only", "client-id", "client-secret-env", "client-key-file", "grant", "scope"] as const
+  ).filter((f) => v[f] !== undefined);
+  if (v["no-oauth"] && oauthFlags.length > 0)
+    throw configError("conflicting_options", `--no-oauth cannot be combined with --${oauthFlags[0]}`);
+  if (hasAuthorization && oauthFlags.length > 0)
+    throw configError(
+      "conflicting_options",
+      `an Authorization header (--bearer-env, -H or the config file) cannot be combined with --${oauthFlags[0]}`,
+    );
+  if (v["no-oauth"] || hasAuthorization) return { auth: undefined, secrets: [] };
+  const grant = v.grant ?? "authorization_code";
+  if (grant !== "authorization_code" && grant !== "client_credentials")
+    throw configError("invalid_option", "--grant must be authorization_code or client_credentials");
+  let clientSecret: string | undefined;
+  if (v["client-secret-env"] !== undefined) {
+    clientSecret = io.env[v["client-secret-env"]];
+    if (!clientSecret)
+      throw configError(
+        "unset_variable",
+        `--client-secret-env names ${v["client-secret-env"]}, which is not set`,
+      );
+  }
+  const privateKeyJwk = v["client-key-file"] ? keyFile(v["client-key-file"]) : undefined;
+  const person = io.isTty && io.stderrIsTty === true;
+  const mode = v["stored-auth-only"]
+    ? "stored-only"
+    : grant === "client_credentials" || person
+      ? "interactive"
+      : "stored-only";
+  const auth: AuthOptions = {
+    mode,
+    grant,
+    clientId: v["client-id"],
+    clientSecret,
+    privateKeyJwk,
+    scope: v.scope,
+    openUrl: openInBrowser(io),
+    tokenStore: new FileTokenStore(configDir(io.env)),
+  };
+  const secrets = [
+    ...(clientSecret ? [clientSecret] : []),
+    ...(privateKeyJwk && typeof privateKeyJwk.d === "string" ? [privateKeyJwk.d] : []),
+  ];
+  return { auth, secrets };
+}
+
+interface StatusRow {
+  server: string;
+  stored: boolean;
+  issuer?: string;
+  resource?: string;
+  scopes?: string[];
+  expiresAt?: string;
+  expired?: boolean;
+  refreshable?: boolean;
+}
+
+/** What is stored for a server: never the tokens themselves. */
+async function statusOf(url: URL, store: TokenStore): Promise<StatusRow> {
+  const server = `${url.origin}${url.pathname}`;
+  const record = await store.get(serverKey(url));
+  if (record?.kind !== "tokens") return { server, stored: false };
+  const row: StatusRow = {
+    server,
+    stored: true,
+    issuer: record.issuer,
+    resource: record.resource,
+    scopes: record.scope ? record.scope.split(" ") : [],
+    refreshable: record.refreshToken !== undefined,
+  };
+  if (record.expiresAt !== undefined) {
+    row.expiresAt = new Date(record.expiresAt).toISOString();
+    row.expired = Date.now() >= record.expiresAt;
+  }
+  return row;
+}
+
+function render(row: StatusRow & { removed?: boolean; note?: string }, json: boolean): string {
+  if (json) return `${JSON.stringify(row)}\n`;
+  const lines: [string, string][] = [["server", row.server]];
+  if (row.removed !== undefined) lines.push(["signed out", row.removed ? "yes" : "nothing was stored"]);
+  else lines.push(["stored", row.stored ? "yes" : "no"]);
+  if (row.issuer) lines.push(["issuer", row.issuer]);
+  if (row.scopes) lines.push(["scopes", row.scopes.join(" ") || "(none named)"]);
+  if (row.expiresAt) lines.push(["expires", `${row.expiresAt}${row.expired ? " (expired)" : ""}`]);
+  if (row.refreshable !== undefined) lines.push(["refreshable", row.refreshable ? "yes" : "no"]);
+  if (row.note) lines.push(["note", row.note]);
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return `${lines.map(([k, val]) => `${k.padEnd(width)}  ${val}`).join("\n")}\n`;
+}
+
+/** A store that remembers whether a write failed, so `login` can say its token was not kept. */
+function tracking(store: TokenStore): { store: TokenStore; failed: () => boolean } {
+  let failed = false;
+  return {
+    failed: () => failed,
+    store: {
+      get: (key) => store.get(key),
+      delete: (key) => store.delete(key),
+      async set(key, record) {
+        try {
+          await store.set(key, record);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+      },
+    },
+  };
+}
+
+/**
+ * `tether auth login|logout|status <target>`. `login` forgets the stored token, connects with
+ * interactive authorization (its wait bounded by the discovery budget, 300 s unless set) and
+ * reports what was stored; `logout` forgets it; `status` shows it. No token is ever printed.
+ */
+export async function runAuth(
+  sub: string | undefined,
+  build: () => { options: ConnectOptions; secrets: string[] },
+  io: Io,
+  json: boolean,
+): Promise<number> {
+  if (sub !== "login" && sub !== "logout" && sub !== "status")
+    throw configError("invalid_args", "auth takes login, logout or status, then a target");
+  const { options } = build();
+  if (options.url === undefined)
+    throw configError(
+      "invalid_target",
+      "auth works with HTTP servers: give a URL or a configured HTTP server",
+    );
+  const url = new URL(String(options.url));
+  const store = new FileTokenStore(configDir(io.env));
+  if (sub === "status") {
+    io.stdout(render(await statusOf(url, store), json));
+    return 0;
+  }
+  const before = await store.get(serverKey(url));
+  await store.delete(serverKey(url));
+  if (sub === "logout") {
+    io.stdout(render({ server: `${url.origin}${url.pathname}`, stored: false, removed: !!before }, json));
+    return 0;
+  }
+  if (!options.auth)
+    throw configError(
+      "invalid_option",
+      "auth login needs OAuth: drop --no-oauth and any Authorization header",
+    );
+  const saved = tracking(store);
+  const budget = options.discovery?.timeoutMs ?? options.timeoutMs ?? LOGIN_TIMEOUT_MS;
+  const client = await connect({
+    ...options,
+    auth: { ...options.auth, mode: "interactive", tokenStore: saved.store },
+    discovery: { ...options.discovery, timeoutMs: budget },
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? budget,
+  });
+  await client.close();
+  if (saved.failed())
+    throw configError("store_failed", "signed in, but the token could not be saved in the config folder");
+  const row = await statusOf(url, store);
+  io.stdout(render(row.stored ? row : { ...row, note: "the server did not ask for authorization" }, json));
+  return 0;
+}

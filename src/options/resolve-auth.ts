@@ -1,0 +1,129 @@
+import type { JsonWebKey } from "node:crypto";
+import type { ResolvedAuth } from "../auth/authorizer.ts";
+import { processTokenStore, type TokenStore } from "../auth/token-store.ts";
+import { configError } from "../errors/failures.ts";
+import type { AuthOptions } from "./options.ts";
+
+/** JWK members that hold private key material; each is a secret to scrub. */
+const PRIVATE_JWK_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k"] as const;
+
+function optionalString(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "")
+    throw configError("invalid_option", `${name} must be a non-empty string`);
+  return value;
+}
+
+function store(value: unknown): TokenStore | undefined {
+  if (value === false) return undefined;
+  if (value === undefined) return processTokenStore;
+  const s = value as Partial<TokenStore>;
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    typeof s.get !== "function" ||
+    typeof s.set !== "function" ||
+    typeof s.delete !== "function"
+  )
+    throw configError("invalid_option", "auth.tokenStore must be false or have get, set and delete methods");
+  return value as TokenStore;
+}
+
+function metadataUrl(value: unknown): string | undefined {
+  const text = optionalString("auth.clientMetadataUrl", value);
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw configError("invalid_option", "auth.clientMetadataUrl must be a URL");
+  }
+  if (url.protocol !== "https:" || url.pathname === "/" || url.hash !== "")
+    throw configError(
+      "invalid_option",
+      "auth.clientMetadataUrl must be an https URL with a path and no fragment",
+    );
+  return text;
+}
+
+function privateKey(value: unknown): JsonWebKey | undefined {
+  if (value === undefined) return undefined;
+  const jwk = value as JsonWebKey;
+  if (typeof value !== "object" || value === null || typeof jwk.kty !== "string" || typeof jwk.d !== "string")
+    throw configError("invalid_option", "auth.privateKeyJwk must be a private JWK (with kty and d)");
+  if (!["EC", "RSA", "OKP"].includes(jwk.kty))
+    throw configError("invalid_option", "auth.privateKeyJwk must be an EC, RSA or OKP key");
+  return jwk;
+}
+
+/**
+ * Validates `auth` once, at the boundary. Returns undefined when authorization is off; the
+ * secrets it holds (client secret, private key members) go to `secrets` for the redactor.
+ */
+export function resolveAuth(
+  value: AuthOptions | undefined,
+  target: { kind: "http" | "stdio"; headers?: Record<string, string> },
+  clientName: string,
+  secrets: string[],
+): ResolvedAuth | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null)
+    throw configError("invalid_option", "auth must be an object");
+  const mode = value.mode ?? "interactive";
+  if (!["interactive", "stored-only", "off"].includes(mode))
+    throw configError("invalid_option", "auth.mode must be interactive, stored-only or off");
+  if (mode === "off") return undefined;
+  if (target.kind !== "http")
+    throw configError(
+      "invalid_option",
+      "auth is for HTTP servers; a stdio server takes credentials from its environment",
+    );
+  if (target.headers && Object.keys(target.headers).some((h) => h.toLowerCase() === "authorization"))
+    throw configError(
+      "conflicting_options",
+      "an Authorization header (or URL credentials) cannot be combined with auth",
+    );
+  const grant = value.grant ?? "authorization_code";
+  if (grant !== "authorization_code" && grant !== "client_credentials")
+    throw configError("invalid_option", "auth.grant must be authorization_code or client_credentials");
+  const clientId = optionalString("auth.clientId", value.clientId);
+  const clientSecret = optionalString("auth.clientSecret", value.clientSecret);
+  const privateKeyJwk = privateKey(value.privateKeyJwk);
+  if ((clientSecret || privateKeyJwk) && !clientId)
+    throw configError("invalid_option", "auth.clientSecret and auth.privateKeyJwk need auth.clientId");
+  if (clientSecret && privateKeyJwk)
+    throw configError("conflicting_options", "auth.clientSecret and auth.privateKeyJwk cannot be combined");
+  if (grant === "client_credentials" && !clientSecret && !privateKeyJwk)
+    throw configError(
+      "invalid_option",
+      "auth.grant client_credentials needs auth.clientId with auth.clientSecret or auth.privateKeyJwk",
+    );
+  const scope = optionalString("auth.scope", value.scope);
+  const port = value.redirectPort;
+  if (port !== undefined && (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535))
+    throw configError("invalid_limit", "auth.redirectPort must be a whole number from 1 to 65535");
+  if (value.openUrl !== undefined && typeof value.openUrl !== "function")
+    throw configError("invalid_option", "auth.openUrl must be a function");
+  if (clientSecret) secrets.push(clientSecret);
+  if (privateKeyJwk) {
+    for (const m of PRIVATE_JWK_MEMBERS) {
+      const v = (privateKeyJwk as Record<string, unknown>)[m];
+      if (typeof v === "string") secrets.push(v);
+    }
+  }
+  return {
+    mode,
+    grant,
+    client: {
+      clientId,
+      clientSecret,
+      privateKeyJwk,
+      clientMetadataUrl: metadataUrl(value.clientMetadataUrl),
+      clientName,
+    },
+    scopes: scope === undefined ? undefined : scope.split(/\s+/).filter((s) => s !== ""),
+    redirectPort: port,
+    openUrl: value.openUrl,
+    store: store(value.tokenStore),
+  };
+}

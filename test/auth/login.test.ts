@@ -1,0 +1,171 @@
+// Sign-in with the authorization code grant and PKCE through the loopback redirect, against the
+// local authorization server in test/helpers/auth-server.ts; the test plays the browser.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { connect, type LifecycleEvent, MemoryTokenStore, serverKey, TetherError } from "../../src/index.ts";
+import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import type { HostileServer } from "../helpers/hostile.ts";
+
+async function rejection(p: Promise<unknown>): Promise<TetherError> {
+  try {
+    await p;
+  } catch (error) {
+    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail("expected a rejection");
+}
+
+describe("auth: authorization code with PKCE through the loopback redirect", () => {
+  let as: AuthServer;
+  let mcp: HostileServer;
+  before(async () => {
+    as = await startAuthServer();
+    mcp = await startProtectedServer(as, { scopes: ["mcp:read"] });
+  });
+  after(async () => {
+    await mcp.close();
+    await as.close();
+  });
+
+  test("auth: a 401 leads to discovery, registration and sign-in; the request is retried with the token", async () => {
+    const opened: string[] = [];
+    const store = new MemoryTokenStore();
+    const client = await connect({
+      url: mcp.url,
+      eraHints: false,
+      auth: { openUrl: browser(opened), tokenStore: store },
+    });
+    try {
+      const tools = await client.listTools();
+      assert.deepEqual(
+        tools.map((t) => t.name),
+        ["echo"],
+      );
+    } finally {
+      await client.close();
+    }
+    assert.equal(opened.length, 1, "the user was sent once");
+    const auth = new URL(opened[0]!);
+    assert.equal(auth.searchParams.get("code_challenge_method"), "S256");
+    assert.equal(auth.searchParams.get("scope"), "mcp:read", "the challenge's scope");
+    assert.equal(auth.searchParams.get("resource"), mcp.url, "RFC 8707 resource: the server's URI");
+    assert.match(auth.searchParams.get("redirect_uri") ?? "", /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    assert.equal(as.count("/register"), 1, "dynamic registration where no client is configured");
+    const exchange = as.tokenRequests[0]!;
+    assert.equal(exchange.get("grant_type"), "authorization_code");
+    assert.equal(exchange.get("resource"), mcp.url);
+    assert.ok(exchange.get("code_verifier"), "the verifier went with the code (the server checked S256)");
+    const stored = await store.get(serverKey(new URL(mcp.url)));
+    assert.equal(stored?.kind, "tokens");
+    if (stored?.kind === "tokens") {
+      assert.ok(as.tokens.has(stored.accessToken));
+      assert.equal(stored.issuer, as.origin);
+      assert.equal(stored.scope, "mcp:read");
+    }
+    for (const r of mcp.requests.filter((r) => r.rpcMethod && r.rpcMethod !== "server/discover"))
+      assert.match(String(r.headers.authorization), /^Bearer at-CANARY-/, `${r.rpcMethod} carried the token`);
+  });
+
+  test("auth: a stored token is used at once: no challenge, no authorization server traffic", async () => {
+    const store = new MemoryTokenStore();
+    const first = await connect({
+      url: mcp.url,
+      eraHints: false,
+      auth: { openUrl: browser(), tokenStore: store },
+    });
+    await first.close();
+    const asRequests = as.server.requests.length;
+    const mcpRequests = mcp.requests.length;
+    const second = await connect({
+      url: mcp.url,
+      eraHints: false,
+      auth: { openUrl: () => assert.fail("no sign-in"), tokenStore: store, mode: "stored-only" },
+    });
+    await second.listTools();
+    await second.close();
+    assert.equal(as.server.requests.length, asRequests, "nothing went to the authorization server");
+    assert.ok(
+      mcp.requests.slice(mcpRequests).every((r) => r.method !== "POST" || r.headers.authorization),
+      "every POST carried the stored token from the start",
+    );
+  });
+
+  test("auth: a redirect with the wrong state is refused (state_mismatch) and the code never exchanged", async () => {
+    const wrong = await startAuthServer({ wrongState: true });
+    const server = await startProtectedServer(wrong);
+    try {
+      const e = await rejection(
+        connect({ url: server.url, eraHints: false, auth: { openUrl: browser(), tokenStore: false } }),
+      );
+      assert.equal(e.code, "unauthorized");
+      assert.equal(e.reason, "state_mismatch");
+      assert.equal(wrong.count("/token"), 0, "the code was not exchanged");
+    } finally {
+      await server.close();
+      await wrong.close();
+    }
+  });
+
+  test("auth: a denied authorization is forbidden (denied), a security failure", async () => {
+    const deny = await startAuthServer({ deny: true });
+    const server = await startProtectedServer(deny);
+    try {
+      const e = await rejection(
+        connect({ url: server.url, eraHints: false, auth: { openUrl: browser(), tokenStore: false } }),
+      );
+      assert.equal(e.code, "forbidden");
+      assert.equal(e.reason, "denied");
+      assert.equal(e.security, true);
+    } finally {
+      await server.close();
+      await deny.close();
+    }
+  });
+
+  test("auth: a hook that cannot send the user ends the wait at once (login_required)", async () => {
+    const started = performance.now();
+    const e = await rejection(
+      connect({
+        url: mcp.url,
+        eraHints: false,
+        timeoutMs: 10_000,
+        auth: {
+          openUrl: () => Promise.reject(new Error("no browser here")),
+          tokenStore: false,
+        },
+      }),
+    );
+    assert.equal(e.reason, "login_required");
+    assert.ok(performance.now() - started < 5_000, "did not wait for the deadline");
+  });
+
+  test("R4, N5: an authorization failure is never retried by recovery and is never era evidence", async () => {
+    const deny = await startAuthServer({ deny: true });
+    const server = await startProtectedServer(deny);
+    const events: LifecycleEvent[] = [];
+    try {
+      const e = await rejection(
+        connect({
+          url: server.url,
+          eraHints: false,
+          recovery: { maxAttempts: 3, backoffMs: 1 },
+          onEvent: (ev) => events.push(ev),
+          auth: { openUrl: browser(), tokenStore: false },
+        }),
+      );
+      assert.equal(e.code, "forbidden");
+      assert.equal(e.attempts, 1, "one attempt: vetoed");
+      assert.ok(e.recoveryStopped && e.recoveryStopped !== "max_attempts");
+      assert.equal(events.filter((ev) => ev.type === "era_evidence").length, 0, "no era evidence from auth");
+      assert.equal(
+        server.requests.filter((r) => r.method === "GET" && r.path === "/mcp").length,
+        0,
+        "no fall-back to HTTP+SSE after a 401",
+      );
+    } finally {
+      await server.close();
+      await deny.close();
+    }
+  });
+});

@@ -1,0 +1,193 @@
+// Refresh with rotation, and --stored-auth-only's promise: a missing or unusable token fails
+// `unauthorized` at once, with no request to the authorization server and no browser.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { connect, MemoryTokenStore, type ServerTokens, serverKey, TetherError } from "../../src/index.ts";
+import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import type { HostileServer } from "../helpers/hostile.ts";
+
+async function rejection(p: Promise<unknown>): Promise<TetherError> {
+  try {
+    await p;
+  } catch (error) {
+    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail("expected a rejection");
+}
+
+async function storedTokens(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
+  const record = await store.get(serverKey(new URL(url)));
+  assert.equal(record?.kind, "tokens");
+  return record as ServerTokens;
+}
+
+describe("auth: refresh tokens", () => {
+  let as: AuthServer;
+  let mcp: HostileServer;
+  before(async () => {
+    as = await startAuthServer();
+    mcp = await startProtectedServer(as);
+  });
+  after(async () => {
+    await mcp.close();
+    await as.close();
+  });
+
+  /** Signs in once and marks the stored access token expired. */
+  async function expiredStore(): Promise<{ store: MemoryTokenStore; first: ServerTokens }> {
+    const store = new MemoryTokenStore();
+    await (
+      await connect({ url: mcp.url, eraHints: false, auth: { openUrl: browser(), tokenStore: store } })
+    ).close();
+    const first = await storedTokens(store, mcp.url);
+    await store.set(serverKey(new URL(mcp.url)), { ...first, expiresAt: Date.now() - 1000 });
+    return { store, first };
+  }
+
+  test("auth: an expired access token is refreshed before use and the refresh token rotated", async () => {
+    const { store, first } = await expiredStore();
+    assert.ok(first.refreshToken);
+    const refreshesBefore = as.tokenRequests.filter((f) => f.get("grant_type") === "refresh_token").length;
+    const mcpBefore = mcp.requests.length;
+    const client = await connect({
+      url: mcp.url,
+      eraHints: false,
+      auth: { openUrl: () => assert.fail("refreshing never sends the user"), tokenStore: store },
+    });
+    try {
+      await client.listTools();
+    } finally {
+      await client.close();
+    }
+    const refreshes = as.tokenRequests
+      .filter((f) => f.get("grant_type") === "refresh_token")
+      .slice(refreshesBefore);
+    assert.equal(refreshes.length, 1, "one refresh");
+    assert.equal(refreshes[0]!.get("refresh_token"), first.refreshToken);
+    assert.equal(refreshes[0]!.get("resource"), mcp.url, "RFC 8707 resource on refresh too");
+    const second = await storedTokens(store, mcp.url);
+    assert.notEqual(second.accessToken, first.accessToken, "a new access token");
+    assert.notEqual(second.refreshToken, first.refreshToken, "the refresh token rotated");
+    const sent = mcp.requests.slice(mcpBefore).filter((r) => r.method === "POST");
+    assert.ok(sent.length > 0);
+    for (const r of sent) assert.equal(r.headers.authorization, `Bearer ${second.accessToken}`);
+    // The authorization server rotates: the old refresh token is spent.
+    const reuse = await fetch(`${as.origin}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: first.refreshToken!,
+        client_id: first.clientId,
+      }),
+    });
+    assert.equal(reuse.status, 400);
+  });
+
+  test("auth: stored-only refreshes a stored token without a browser", async () => {
+    const { store } = await expiredStore();
+    const authorizations = as.count("/authorize");
+    const client = await connect({
+      url: mcp.url,
+      eraHints: false,
+      auth: { mode: "stored-only", tokenStore: store },
+    });
+    await client.listTools();
+    await client.close();
+    assert.equal(as.count("/authorize"), authorizations);
+  });
+
+  test("auth: a refresh token the server no longer honours fails invalid_grant in stored-only mode", async () => {
+    const { store, first } = await expiredStore();
+    await store.set(serverKey(new URL(mcp.url)), {
+      ...first,
+      expiresAt: Date.now() - 1000,
+      refreshToken: "rt-CANARY-revoked",
+    });
+    const e = await rejection(
+      connect({ url: mcp.url, eraHints: false, auth: { mode: "stored-only", tokenStore: store } }),
+    );
+    assert.equal(e.code, "unauthorized");
+    assert.equal(e.reason, "invalid_grant");
+    assert.equal(await store.get(serverKey(new URL(mcp.url))), undefined, "the dead token is forgotten");
+  });
+
+  test("auth: in interactive mode a dead refresh token leads to a fresh sign-in", async () => {
+    const { store, first } = await expiredStore();
+    await store.set(serverKey(new URL(mcp.url)), {
+      ...first,
+      expiresAt: Date.now() - 1000,
+      refreshToken: "rt-CANARY-revoked",
+    });
+    const authorizations = as.count("/authorize");
+    const client = await connect({
+      url: mcp.url,
+      eraHints: false,
+      auth: { openUrl: browser(), tokenStore: store },
+    });
+    await client.close();
+    assert.equal(as.count("/authorize"), authorizations + 1);
+  });
+});
+
+describe("auth: stored-only", () => {
+  let as: AuthServer;
+  let mcp: HostileServer;
+  before(async () => {
+    as = await startAuthServer({ refreshTokens: false, expiresIn: 5 });
+    mcp = await startProtectedServer(as);
+  });
+  after(async () => {
+    await mcp.close();
+    await as.close();
+  });
+
+  test("auth: with no stored token a 401 fails unauthorized at once, with no request to the authorization server", async () => {
+    const started = performance.now();
+    const e = await rejection(
+      connect({
+        url: mcp.url,
+        eraHints: false,
+        timeoutMs: 20_000,
+        auth: {
+          mode: "stored-only",
+          openUrl: () => assert.fail("never a browser"),
+          tokenStore: new MemoryTokenStore(),
+        },
+      }),
+    );
+    assert.equal(e.code, "unauthorized");
+    assert.equal(e.reason, "login_required");
+    assert.equal(e.httpStatus, 401);
+    assert.equal(as.server.requests.length, 0, "no network to the authorization server");
+    assert.equal(
+      mcp.requests.filter((r) => r.path.startsWith("/.well-known")).length,
+      0,
+      "not even metadata discovery",
+    );
+    assert.ok(performance.now() - started < 2_000, "at once");
+  });
+
+  test("auth: an expired token that cannot be refreshed fails expired before anything is sent", async () => {
+    const store = new MemoryTokenStore();
+    await (
+      await connect({ url: mcp.url, eraHints: false, auth: { openUrl: browser(), tokenStore: store } })
+    ).close();
+    const before = mcp.requests.length;
+    const asBefore = as.server.requests.length;
+    const e = await rejection(
+      connect({ url: mcp.url, eraHints: false, auth: { mode: "stored-only", tokenStore: store } }),
+    );
+    assert.equal(e.code, "unauthorized");
+    assert.equal(e.reason, "expired");
+    assert.equal(mcp.requests.length, before, "nothing was sent to the server");
+    assert.equal(as.server.requests.length, asBefore, "nor to the authorization server");
+  });
+
+  test("auth: mode off sends no token and the server's 401 stands (unauthorized, http_401)", async () => {
+    const e = await rejection(connect({ url: mcp.url, eraHints: false, auth: { mode: "off" } }));
+    assert.equal(e.code, "unauthorized");
+    assert.equal(e.reason, "http_401");
+  });
+});
