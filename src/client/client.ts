@@ -5,7 +5,7 @@ import type { TetherError } from "../errors/tether-error.ts";
 import { forCall, toPublicError } from "../errors/to-public.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { Reply } from "../jsonrpc/session.ts";
-import { callerSignal, raceAbort } from "../lifecycle/abort.ts";
+import { raceAbort } from "../lifecycle/abort.ts";
 import { CallClock } from "../lifecycle/call-clock.ts";
 import { Slots } from "../lifecycle/slots.ts";
 import { LIMITS } from "../options/limits.ts";
@@ -402,14 +402,7 @@ export class Client {
         ? Math.min(timeoutMs * 10, LIMITS.timeoutMs.max)
         : limit("maxTotalTimeoutMs", options.maxTotalTimeoutMs, "timeoutMs")
       : timeoutMs;
-    const caller = callerSignal(options.signal);
-    const clock = new CallClock(this.#o.clock, timeoutMs, maxMs, caller.signal);
-    const dispose = clock.dispose.bind(clock);
-    clock.dispose = () => {
-      dispose();
-      caller.dispose();
-    };
-    return clock;
+    return new CallClock(this.#o.clock, timeoutMs, maxMs, options.signal);
   }
 
   #send(

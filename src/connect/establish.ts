@@ -398,6 +398,7 @@ export class Attempt {
           env: t.env,
           cwd: t.cwd,
           stderr: t.stderr,
+          inheritEnv: t.inheritEnv,
           maxLineBytes: ceiling.get,
           redactor: this.#o.redactor,
           spawn: this.#o.spawn,

@@ -1,4 +1,3 @@
-import { type LinkedSignal, linkSignals } from "./abort.ts";
 import type { Clock } from "./clock.ts";
 import { Interrupt } from "./interrupt.ts";
 
@@ -13,16 +12,34 @@ export class CallClock {
   readonly maxMs: number;
   readonly #clock: Clock;
   readonly #controller = new AbortController();
-  readonly #linked: LinkedSignal;
+  readonly #caller: AbortSignal | undefined;
+  readonly #onCallerAbort: (() => void) | undefined;
   #idleTimer: unknown;
   readonly #maxTimer: unknown;
 
-  constructor(clock: Clock, idleMs: number, maxMs: number, caller: AbortSignal) {
+  /**
+   * One controller per operation (calls are a hot path): the caller's signal, if any, is linked
+   * in with one listener; its reason becomes a caller Interrupt unless it already is one.
+   */
+  constructor(clock: Clock, idleMs: number, maxMs: number, caller?: AbortSignal) {
     this.#clock = clock;
     this.idleMs = Math.min(idleMs, maxMs);
     this.maxMs = maxMs;
-    this.#linked = linkSignals(caller, this.#controller.signal);
-    this.signal = this.#linked.signal;
+    this.signal = this.#controller.signal;
+    if (caller) {
+      const onAbort = () =>
+        this.#expire(
+          caller.reason instanceof Interrupt
+            ? caller.reason
+            : new Interrupt("caller", "cancelled", undefined, caller.reason),
+        );
+      if (caller.aborted) onAbort();
+      else {
+        this.#caller = caller;
+        this.#onCallerAbort = onAbort;
+        caller.addEventListener("abort", onAbort, { once: true });
+      }
+    }
     this.#idleTimer = clock.setTimeout(
       () => this.#expire(new Interrupt("deadline", "deadline_exceeded", this.idleMs)),
       this.idleMs,
@@ -44,12 +61,12 @@ export class CallClock {
   }
 
   #expire(interrupt: Interrupt): void {
-    this.#controller.abort(interrupt);
+    if (!this.#controller.signal.aborted) this.#controller.abort(interrupt);
   }
 
   dispose(): void {
     this.#clock.clearTimeout(this.#idleTimer);
     if (this.#maxTimer !== undefined) this.#clock.clearTimeout(this.#maxTimer);
-    this.#linked.dispose();
+    if (this.#caller && this.#onCallerAbort) this.#caller.removeEventListener("abort", this.#onCallerAbort);
   }
 }

@@ -80,6 +80,11 @@ export interface ConnectOptions {
   /** Extra environment for a stdio server (on top of ours); values are treated as secrets. */
   env?: Record<string, string>;
   cwd?: string;
+  /**
+   * How much of this process's environment a stdio server inherits: `safe` (default: PATH, HOME,
+   * the locale and the like, no credentials) or `all`. `env` is added on top either way.
+   */
+  inheritEnv?: "safe" | "all";
   /** A stdio server's stderr is its log: dropped (default) or passed through to ours. */
   serverStderr?: "ignore" | "inherit";
 

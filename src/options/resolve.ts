@@ -38,6 +38,7 @@ export type ResolvedTarget =
       env: Record<string, string> | undefined;
       cwd: string | undefined;
       stderr: "ignore" | "inherit";
+      inheritEnv: "safe" | "all";
     };
 
 export type VersionPolicy =
@@ -199,6 +200,9 @@ function target(o: ConnectOptions): ResolvedTarget {
     throw configError("invalid_option", "args must be an array of strings");
   }
   const stderr = o.serverStderr ?? "ignore";
+  const inheritEnv = o.inheritEnv ?? "safe";
+  if (inheritEnv !== "safe" && inheritEnv !== "all")
+    throw configError("invalid_option", "inheritEnv must be safe or all");
   if (stderr !== "ignore" && stderr !== "inherit")
     throw configError("invalid_option", "serverStderr must be ignore or inherit");
   return {
@@ -208,6 +212,7 @@ function target(o: ConnectOptions): ResolvedTarget {
     env: stringRecord("env", o.env),
     cwd: o.cwd,
     stderr,
+    inheritEnv,
   };
 }
 

@@ -12,11 +12,49 @@ export const CLEANUP_GRACE_MS = STDIN_CLOSE_GRACE_MS + SIGTERM_GRACE_MS + 250;
 
 export type SpawnFn = typeof spawn;
 
+/**
+ * What a stdio server inherits of our environment by default: enough to find programs and a
+ * home, and none of the credentials an environment tends to hold. Anything else is given
+ * explicitly (`env`), or all of it with `inheritEnv: "all"`.
+ */
+export const INHERITED_ENV: readonly string[] =
+  process.platform === "win32"
+    ? [
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "PROGRAMFILES",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "TMP",
+        "USERNAME",
+        "USERPROFILE",
+        "WINDIR",
+      ]
+    : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"];
+
+export function inheritedEnv(mode: "safe" | "all"): Record<string, string> {
+  if (mode === "all") return { ...(process.env as Record<string, string>) };
+  const out: Record<string, string> = {};
+  for (const name of INHERITED_ENV) {
+    const value = process.env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
 export interface ChildOptions {
   command: string;
   args: readonly string[];
   env?: Readonly<Record<string, string>>;
   cwd?: string;
+  /** How much of our environment the server inherits (default `safe`: see INHERITED_ENV). */
+  inheritEnv?: "safe" | "all";
   /** What happens to the server's stderr, which is its log: dropped, or passed through to ours. */
   stderr: "ignore" | "inherit";
 }
@@ -24,7 +62,7 @@ export interface ChildOptions {
 export function startChild(options: ChildOptions, spawnFn: SpawnFn = spawn): ChildProcess {
   return spawnFn(options.command, [...options.args], {
     cwd: options.cwd,
-    env: options.env ? { ...process.env, ...options.env } : process.env,
+    env: { ...inheritedEnv(options.inheritEnv ?? "safe"), ...options.env },
     stdio: ["pipe", "pipe", options.stderr],
     windowsHide: true,
   });
