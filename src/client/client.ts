@@ -182,7 +182,19 @@ export class Client {
   #admitTool(raw: JsonObject): JsonObject | undefined {
     if (typeof raw.name !== "string" || typeof raw.inputSchema !== "object" || raw.inputSchema === null)
       return undefined;
-    const schemaBytes = Buffer.byteLength(JSON.stringify(raw.inputSchema));
+    let schemaBytes: number;
+    try {
+      schemaBytes = Buffer.byteLength(JSON.stringify(raw.inputSchema));
+    } catch {
+      // Nested too deep to serialise: no schema a tool can use is like that.
+      throw limitError(
+        { stage: "list_tools", phase: "discovery", redactor: this.#o.redactor },
+        "tool_schema_too_deep",
+        "a tool's input schema is nested too deeply to be used",
+        undefined,
+        { maxToolSchemaBytes: this.#o.maxToolSchemaBytes },
+      );
+    }
     if (schemaBytes > this.#o.maxToolSchemaBytes) {
       throw limitError(
         { stage: "list_tools", phase: "discovery", redactor: this.#o.redactor },
@@ -193,7 +205,12 @@ export class Client {
       );
     }
     if (this.era === "modern" && this.transportMode !== "stdio") {
-      const params = headerParamsOf(raw.inputSchema);
+      let params: ReturnType<typeof headerParamsOf>;
+      try {
+        params = headerParamsOf(raw.inputSchema);
+      } catch {
+        params = undefined;
+      }
       // A tool whose x-mcp-header annotations break the rules is left out, as the spec requires.
       if (!params) return undefined;
       this.#headerParams.set(raw.name, params);

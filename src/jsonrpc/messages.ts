@@ -46,33 +46,49 @@ function isId(value: unknown): value is JsonRpcId {
   return typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
 }
 
-/** Admits one JSON-RPC message, or returns undefined for anything that is not one. */
+/**
+ * Admits one JSON-RPC message, or returns undefined for anything that is not one. A message is
+ * exactly one of request, notification, success or failure: one that carries the keys of two
+ * (a `result` beside an `error`, a `method` beside either) is refused. What is admitted is a new
+ * object with only the message's own fields, never the parsed value with stray keys.
+ */
 export function asMessage(value: unknown): JsonRpcMessage | undefined {
   if (!isObject(value) || value.jsonrpc !== "2.0") return undefined;
-  if (typeof value.method === "string") {
+  const hasResult = "result" in value;
+  const hasError = "error" in value;
+  if ("method" in value) {
+    if (typeof value.method !== "string" || hasResult || hasError) return undefined;
     if (value.params !== undefined && !isObject(value.params)) return undefined;
-    if ("id" in value) return isId(value.id) ? (value as unknown as JsonRpcRequest) : undefined;
-    return value as unknown as JsonRpcNotification;
+    const params = value.params as JsonObject | undefined;
+    if ("id" in value) {
+      if (!isId(value.id)) return undefined;
+      return params === undefined
+        ? { jsonrpc: "2.0", id: value.id, method: value.method }
+        : { jsonrpc: "2.0", id: value.id, method: value.method, params };
+    }
+    return params === undefined
+      ? { jsonrpc: "2.0", method: value.method }
+      : { jsonrpc: "2.0", method: value.method, params };
   }
-  if ("result" in value) {
-    return isId(value.id) && isObject(value.result) ? (value as unknown as JsonRpcSuccess) : undefined;
+  if (hasResult === hasError) return undefined;
+  if (hasResult) {
+    return isId(value.id) && isObject(value.result)
+      ? { jsonrpc: "2.0", id: value.id, result: value.result as JsonObject }
+      : undefined;
   }
-  if ("error" in value) {
-    const error = value.error;
-    if (!isObject(error) || typeof error.code !== "number" || !Number.isInteger(error.code)) return undefined;
-    if (error.message !== undefined && typeof error.message !== "string") return undefined;
-    if (value.id !== null && value.id !== undefined && !isId(value.id)) return undefined;
-    return {
-      jsonrpc: "2.0",
-      id: (value.id ?? null) as JsonRpcId | null,
-      error: {
-        code: error.code,
-        message: (error.message as string | undefined) ?? "",
-        data: error.data as JsonValue,
-      },
-    };
-  }
-  return undefined;
+  const error = value.error;
+  if (!isObject(error) || typeof error.code !== "number" || !Number.isInteger(error.code)) return undefined;
+  if (error.message !== undefined && typeof error.message !== "string") return undefined;
+  if (value.id !== null && value.id !== undefined && !isId(value.id)) return undefined;
+  return {
+    jsonrpc: "2.0",
+    id: (value.id ?? null) as JsonRpcId | null,
+    error: {
+      code: error.code,
+      message: (error.message as string | undefined) ?? "",
+      data: error.data as JsonValue,
+    },
+  };
 }
 
 /**

@@ -83,6 +83,7 @@ export class LegacySseTransport extends TransportBase implements Transport {
         void (async () => {
           try {
             for await (const chunk of chunks) reader.push(chunk, onEvent);
+            reader.end(onEvent);
             const ended = closedError(
               { ...where, stage: waiting ? "sse_endpoint" : "call", phase: waiting ? "discovery" : "call" },
               "eof",

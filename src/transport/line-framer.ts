@@ -13,7 +13,12 @@ export class LineFramer {
   #maxLineBytes: number;
   #parts: Uint8Array[] = [];
   #partBytes = 0;
-  #failed = false;
+  /**
+   * A CR that ended a chunk: part of the line ending if an LF comes next, else part of the frame.
+   * It is counted only once that is known.
+   */
+  #heldCr = false;
+  #error: ByteCeilingExceeded | undefined;
 
   /** `maxLineBytes` may be a function: a shared stream's ceiling follows what is pending on it. */
   constructor(maxLineBytes: number | (() => number)) {
@@ -23,54 +28,67 @@ export class LineFramer {
 
   /** Feeds a chunk; calls `onLine` for each complete frame, in order. */
   push(chunk: Uint8Array, onLine: (line: Uint8Array) => void): void {
-    if (this.#failed) throw new ByteCeilingExceeded(this.#partBytes, this.#maxLineBytes);
+    if (this.#error) throw this.#error;
     this.#maxLineBytes = this.#ceiling();
     let start = 0;
+    if (this.#heldCr && chunk.byteLength > 0) {
+      this.#heldCr = false;
+      if (chunk[0] === LF) {
+        this.#finish(new Uint8Array(), onLine);
+        start = 1;
+      } else this.#add(Uint8Array.of(CR));
+    }
     while (start < chunk.byteLength) {
       const nl = chunk.indexOf(LF, start);
-      const end = nl === -1 ? chunk.byteLength : nl;
-      const piece = chunk.subarray(start, end);
-      // A trailing CR belongs to the line ending, not to the frame.
-      const pieceBytes =
-        nl !== -1 && end > start && chunk[end - 1] === CR ? piece.byteLength - 1 : piece.byteLength;
-      if (this.#partBytes + pieceBytes > this.#maxLineBytes) {
-        this.#failed = true;
-        const observed = this.#partBytes + pieceBytes;
-        this.#parts = [];
-        throw new ByteCeilingExceeded(observed, this.#maxLineBytes);
-      }
       if (nl === -1) {
-        if (piece.byteLength > 0) {
-          this.#parts.push(piece.slice());
-          this.#partBytes += piece.byteLength;
+        let piece = chunk.subarray(start);
+        if (piece[piece.byteLength - 1] === CR) {
+          piece = piece.subarray(0, piece.byteLength - 1);
+          this.#heldCr = true;
         }
+        this.#add(piece);
         return;
       }
-      const line = this.#take(piece.subarray(0, pieceBytes));
+      // A CR right before the LF belongs to the line ending, not to the frame.
+      const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
+      this.#finish(chunk.subarray(start, end), onLine);
       start = nl + 1;
-      if (line.byteLength > 0) onLine(line);
     }
   }
 
   /** Bytes of an unfinished last frame, held since the last newline. */
   get pendingBytes(): number {
-    return this.#partBytes;
+    return this.#partBytes + (this.#heldCr ? 1 : 0);
   }
 
-  #take(last: Uint8Array): Uint8Array {
-    if (this.#parts.length === 0) return last;
-    // A CR that ended the previous chunk and turns out to precede LF is part of the line ending.
-    this.#parts.push(last);
-    let total = this.#partBytes + last.byteLength;
+  #add(piece: Uint8Array): void {
+    if (this.#partBytes + piece.byteLength > this.#maxLineBytes) {
+      this.#error = new ByteCeilingExceeded(this.#partBytes + piece.byteLength, this.#maxLineBytes);
+      this.#parts = [];
+      throw this.#error;
+    }
+    if (piece.byteLength === 0) return;
+    this.#parts.push(piece.slice());
+    this.#partBytes += piece.byteLength;
+  }
+
+  #finish(last: Uint8Array, onLine: (line: Uint8Array) => void): void {
+    this.#add(last);
+    const parts = this.#parts;
+    const total = this.#partBytes;
+    this.#parts = [];
+    this.#partBytes = 0;
+    if (total === 0) return;
+    if (parts.length === 1) {
+      onLine(parts[0]!);
+      return;
+    }
     const out = new Uint8Array(total);
     let offset = 0;
-    for (const p of this.#parts) {
+    for (const p of parts) {
       out.set(p, offset);
       offset += p.byteLength;
     }
-    this.#parts = [];
-    this.#partBytes = 0;
-    if (last.byteLength === 0 && total > 0 && out[total - 1] === CR) total -= 1;
-    return out.subarray(0, total);
+    onLine(out);
   }
 }

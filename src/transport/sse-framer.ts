@@ -27,7 +27,9 @@ export class SseReader {
   readonly #ceiling: () => number;
   #maxEventBytes: number;
   readonly #parser: ReturnType<typeof createParser>;
-  readonly #decoder = new TextDecoder("utf-8", { fatal: true });
+  // The BOM is the stream's business, not each block's: it is stripped once, at the very start.
+  readonly #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  #first = true;
   #pending: EventSourceMessage[] = [];
   #retryMs: number | undefined;
   #parts: Uint8Array[] = [];
@@ -36,7 +38,13 @@ export class SseReader {
   #atLineStart = true;
   /** Whether the last byte seen was CR (so an LF right after it is the same line ending). */
   #afterCr = false;
-  #failed = false;
+  /**
+   * A block whose blank line ended in CR at the end of a chunk: whether an LF completes that line
+   * ending (and belongs to this event's bytes) is known only when the next byte arrives.
+   */
+  #held = false;
+  /** The first failure; the reader is finished after it and repeats it. */
+  #error: Error | undefined;
 
   /** `maxEventBytes` may be a function: a shared stream's ceiling follows what is pending on it. */
   constructor(maxEventBytes: number | (() => number)) {
@@ -57,10 +65,35 @@ export class SseReader {
 
   /** Feeds raw bytes; calls `onEvent` for each complete event, in order. */
   push(chunk: Uint8Array, onEvent: (event: SseEvent) => void): void {
-    if (this.#failed) throw new ByteCeilingExceeded(this.#blockBytes, this.#maxEventBytes);
+    if (this.#error) throw this.#error;
+    try {
+      this.#push(chunk, onEvent);
+    } catch (error) {
+      this.#error = error as Error;
+      this.#parts = [];
+      throw error;
+    }
+  }
+
+  /** The stream ended: delivers an event whose last line ending was a CR at the very end. */
+  end(onEvent: (event: SseEvent) => void): void {
+    if (this.#error || !this.#held) return;
+    this.#held = false;
+    this.#emit(new Uint8Array(), onEvent, true);
+  }
+
+  #push(chunk: Uint8Array, onEvent: (event: SseEvent) => void): void {
     this.#maxEventBytes = this.#ceiling();
     let blockStart = 0;
-    for (let i = 0; i < chunk.byteLength; i++) {
+    if (this.#held && chunk.byteLength > 0) {
+      this.#held = false;
+      if (chunk[0] === LF) {
+        this.#emit(chunk.subarray(0, 1), onEvent, false);
+        blockStart = 1;
+      } else this.#emit(new Uint8Array(), onEvent, true);
+      this.#afterCr = false;
+    }
+    for (let i = blockStart; i < chunk.byteLength; i++) {
       const b = chunk[i];
       if (b !== LF && b !== CR) {
         // Jump to the next line ending: most bytes are payload.
@@ -77,10 +110,17 @@ export class SseReader {
       }
       this.#afterCr = b === CR;
       if (this.#atLineStart) {
-        // A blank line: the block ends here, this line ending included. (An LF completing a CRLF
-        // blank line is counted into the next block; the parser treats it as the same ending.)
-        this.#emit(chunk.subarray(blockStart, i + 1), onEvent);
-        blockStart = i + 1;
+        // A blank line: the block ends here, its line ending included (both bytes of a CRLF).
+        if (b === CR && i + 1 === chunk.byteLength) {
+          this.#countInto(chunk.subarray(blockStart));
+          this.#held = true;
+          return;
+        }
+        const end = b === CR && chunk[i + 1] === LF ? i + 2 : i + 1;
+        this.#emit(chunk.subarray(blockStart, end), onEvent, b === CR && end === i + 1);
+        if (end === i + 2) this.#afterCr = false;
+        blockStart = end;
+        i = end - 1;
         continue;
       }
       this.#atLineStart = true;
@@ -90,16 +130,16 @@ export class SseReader {
 
   #countInto(piece: Uint8Array): void {
     if (this.#blockBytes + piece.byteLength > this.#maxEventBytes) {
-      this.#failed = true;
       const observed = this.#blockBytes + piece.byteLength;
-      this.#parts = [];
       throw new ByteCeilingExceeded(observed, this.#maxEventBytes);
     }
+    if (piece.byteLength === 0) return;
     this.#parts.push(piece.slice());
     this.#blockBytes += piece.byteLength;
   }
 
-  #emit(piece: Uint8Array, onEvent: (event: SseEvent) => void): void {
+  /** `completeCr`: the block ends in a lone CR line ending; the parser is told it is complete. */
+  #emit(piece: Uint8Array, onEvent: (event: SseEvent) => void, completeCr: boolean): void {
     this.#countInto(piece);
     const bytes = this.#blockBytes;
     const block = this.#join();
@@ -109,10 +149,13 @@ export class SseReader {
     try {
       text = this.#decoder.decode(block);
     } catch {
-      this.#failed = true;
       throw new InvalidUtf8("invalid UTF-8 in an event");
     }
-    this.#parser.feed(text);
+    if (this.#first) {
+      this.#first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    this.#parser.feed(completeCr ? `${text}\n` : text);
     const events = this.#pending;
     this.#pending = [];
     for (const e of events) onEvent({ event: e.event ?? "message", data: e.data, id: e.id, bytes });

@@ -20,7 +20,7 @@ import {
   mediaType,
   rejectionOf,
 } from "./http-common.ts";
-import { SseReader } from "./sse-framer.ts";
+import { InvalidUtf8, type SseEvent, SseReader } from "./sse-framer.ts";
 import { type Era, type SendContext, type Transport, TransportBase } from "./transport.ts";
 
 /**
@@ -146,6 +146,8 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         );
       }
       if (signal.aborted) throw signal.reason;
+      if (error instanceof InvalidUtf8)
+        throw protocolError(where, "invalid_utf8", "the server's reply stream was not valid UTF-8");
       throw asTransportError(error, where);
     } finally {
       linked.dispose();
@@ -223,21 +225,24 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     for (let resumptions = 0; ; resumptions++) {
       const reader = new SseReader(budget.maxBytes);
       let answered = false;
+      const onEvent = (event: SseEvent) => {
+        if (event.id !== undefined) lastEventId = event.id;
+        if (event.event !== "message" || event.data.trim() === "") return;
+        const decoded = decodeText(event.data);
+        if (!decoded.ok)
+          throw protocolError(where, decoded.reason, "an event in the server's reply was not JSON-RPC");
+        for (const raw of decoded.messages) {
+          const m = ownReply(raw, id);
+          if (isResponse(m) && m.id === id) answered = true;
+          this.emitMessage(m, event.bytes);
+        }
+      };
       for await (const chunk of boundedChunks(response.body!, budget, signal)) {
-        reader.push(chunk, (event) => {
-          if (event.id !== undefined) lastEventId = event.id;
-          if (event.event !== "message" || event.data.trim() === "") return;
-          const decoded = decodeText(event.data);
-          if (!decoded.ok)
-            throw protocolError(where, decoded.reason, "an event in the server's reply was not JSON-RPC");
-          for (const raw of decoded.messages) {
-            const m = ownReply(raw, id);
-            if (isResponse(m) && m.id === id) answered = true;
-            this.emitMessage(m, event.bytes);
-          }
-        });
+        reader.push(chunk, onEvent);
         if (answered) return;
       }
+      reader.end(onEvent);
+      if (answered) return;
       retryMs = reader.retryMs ?? retryMs;
       if (lastEventId === undefined || resumptions >= MAX_STREAM_RESUMPTIONS) {
         throw closedError(where, "eof", "the server's reply stream ended without a response");
@@ -289,14 +294,14 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
       }
       const reader = new SseReader(this.#o.maxFrameBytes);
       const budget = new ByteBudget(Number.MAX_SAFE_INTEGER);
-      for await (const chunk of boundedChunks(response.body, budget, signal)) {
-        reader.push(chunk, (event) => {
-          if (event.event !== "message" || event.data.trim() === "") return;
-          const decoded = decodeText(event.data);
-          if (!decoded.ok) return;
-          for (const m of decoded.messages) this.emitMessage(m, event.bytes);
-        });
-      }
+      const onEvent = (event: SseEvent) => {
+        if (event.event !== "message" || event.data.trim() === "") return;
+        const decoded = decodeText(event.data);
+        if (!decoded.ok) return;
+        for (const m of decoded.messages) this.emitMessage(m, event.bytes);
+      };
+      for await (const chunk of boundedChunks(response.body, budget, signal)) reader.push(chunk, onEvent);
+      reader.end(onEvent);
     } catch (error) {
       if (error instanceof ByteCeilingExceeded) {
         this.fail(
