@@ -307,6 +307,8 @@ export class Client {
       for (let round = 0; ; round++) {
         // A call whose signal is already aborted never leaves: its effect is known to be none.
         if (deadline.signal.aborted) throw deadline.signal.reason;
+        // Nor does one on a session that is already closing: request() refuses it unsent.
+        if (this.#e.session.closure) throw this.#e.session.closure;
         sent = true;
         const reply = await this.#send(method, current, deadline.signal, options, phase, headerParams);
         const resultType = reply.result.resultType ?? "complete";

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { closedError, failureFrom, limitError, protocolError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
@@ -35,6 +36,9 @@ export class LegacySseTransport extends TransportBase implements Transport {
   constructor(options: LegacySseOptions) {
     super();
     this.#o = options;
+    // Every request in flight links to the transport's lifetime: as many listeners as requests,
+    // by design, so Node's leak warning (at 11) does not apply to this signal.
+    setMaxListeners(0, this.#life.signal);
   }
 
   /** Opens the stream and resolves when the `endpoint` event arrives; fails at once on anything else. */

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
@@ -66,6 +67,9 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   constructor(options: StreamableHttpOptions) {
     super();
     this.#o = options;
+    // Every request in flight links to the transport's lifetime: as many listeners as requests,
+    // by design, so Node's leak warning (at 11) does not apply to this signal.
+    setMaxListeners(0, this.#life.signal);
   }
 
   async start(signal: AbortSignal): Promise<void> {
