@@ -106,7 +106,7 @@ for (const c of CASES) {
       assert.equal(cl.state, "open");
     });
 
-    test(`lists the server's tools, echo among them (${c.label})`, async () => {
+    test(`Q2: lists the tools of a server this project did not write, echo among them (${c.label})`, async () => {
       const tools = await ready().listTools({ timeoutMs: CALL_TIMEOUT_MS });
       const names = tools.map((t) => t.name);
       assert.ok(names.includes("echo"), `echo missing from ${names.join(", ")}`);
@@ -114,7 +114,7 @@ for (const c of CASES) {
       assert.equal(typeof echo?.inputSchema, "object");
     });
 
-    test(`calls echo and returns its text (${c.label})`, async () => {
+    test(`Q2: calls echo on a real SDK server and returns its text (${c.label})`, async () => {
       const message = `hello from ${c.server} ✓`;
       const result = await ready().callTool("echo", { message }, { timeoutMs: CALL_TIMEOUT_MS });
       assert.notEqual(result.isError, true);

@@ -12,7 +12,7 @@ import {
   sseReplyOfBytes,
   stdioServer,
   writeSplit,
-} from "../test/fixtures/budgets/servers.ts";
+} from "../fixtures/budgets/servers.ts";
 import {
   destroy,
   type HostileServer,
@@ -21,7 +21,7 @@ import {
   openSse,
   startHttp,
   startStdioScript,
-} from "../test/helpers/hostile.ts";
+} from "../helpers/hostile.ts";
 
 const APP = process.env.QUALIFY_APP;
 const BUN = process.env.QUALIFY_BUN;
@@ -130,7 +130,7 @@ const N = 4_000;
 const LIB_RUNTIMES: LibRuntime[] = ["node", "bun"];
 const CLI_RUNTIMES: CliRuntime[] = ["node", "bun", "binary"];
 
-describe("Q1: qualification from the packed package", async () => {
+describe("Q1: qualification from the packed package, the same under Node, Bun and the compiled binary (K3)", async () => {
   // ---- servers shared by the scenarios ----
   const slowInit = await http(legacyStreamableHandler({ initialize: hang() }));
   const slowCall = await http(legacyStreamableHandler({ "tools/call": hang() }));

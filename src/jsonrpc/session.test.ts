@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { closedError } from "../errors/failures.ts";
+import { Redactor } from "../errors/redact.ts";
+import { TetherError } from "../errors/tether-error.ts";
+import { type SendContext, TransportBase } from "../transport/transport.ts";
+import type { JsonRpcMessage } from "./messages.ts";
+import { Session } from "./session.ts";
+
+/** An in-memory transport: records what is sent; the test plays the server. */
+class FakeTransport extends TransportBase {
+  readonly mode = "stdio" as const;
+  sent: JsonRpcMessage[] = [];
+  closes = 0;
+  async start(): Promise<void> {}
+  async send(message: JsonRpcMessage, _ctx: SendContext): Promise<void> {
+    this.sent.push(message);
+  }
+  reply(message: JsonRpcMessage): void {
+    this.emitMessage(message, JSON.stringify(message).length);
+  }
+  drop(error: TetherError): void {
+    this.fail(error);
+  }
+  close(): Promise<void> {
+    this.closes++;
+    return Promise.resolve();
+  }
+}
+
+const options = { redactor: new Redactor(), maxFrameBytes: 1 << 20 };
+const never = () => new AbortController().signal;
+
+test("C1: a session goes connecting → open → closing → closed, and closed is terminal", async () => {
+  const t = new FakeTransport();
+  const s = new Session(t, options);
+  assert.equal(s.state, "connecting");
+  s.markOpen();
+  assert.equal(s.state, "open");
+  const closing = s.close();
+  assert.equal(s.state, "closing");
+  await closing;
+  assert.equal(s.state, "closed");
+  s.markOpen();
+  assert.equal(s.state, "closed", "nothing reopens a closed session");
+  await assert.rejects(
+    s.request("tools/list", undefined, { signal: never(), maxBytes: 100, cancelOnAbort: false }),
+    TetherError,
+  );
+  assert.equal(t.closes, 1, "C5: the transport is closed exactly once");
+  await s.close();
+  assert.equal(t.closes, 1);
+});
+
+test("C1/C2: the first closure cause wins, and every pending waiter gets that one error", async () => {
+  const t = new FakeTransport();
+  const s = new Session(t, options);
+  s.markOpen();
+  const a = s.request("a", undefined, { signal: never(), maxBytes: 100, cancelOnAbort: false });
+  const b = s.request("b", undefined, { signal: never(), maxBytes: 100, cancelOnAbort: false });
+  const first = closedError({ stage: "call", phase: "call" }, "eof", "the server closed its output");
+  t.drop(first);
+  void s.close(closedError({ stage: "call", phase: "call" }, "reset", "a later cause"));
+  const [ea, eb] = await Promise.allSettled([a, b]);
+  assert.equal(ea.status, "rejected");
+  assert.equal(eb.status, "rejected");
+  const reasonA = (ea as PromiseRejectedResult).reason as TetherError;
+  assert.equal(reasonA, (eb as PromiseRejectedResult).reason, "one closure error for all waiters");
+  assert.equal(reasonA.closure, "eof", "the first cause, not the later one");
+  assert.equal(s.closure, reasonA);
+  // A reply arriving after closure is ignored, not delivered to anyone.
+  t.reply({ jsonrpc: "2.0", id: 1, result: {} });
+});
