@@ -15,11 +15,16 @@ import { classifyProbe, type EraEvidence } from "../protocol/era-evidence.ts";
 import { type EraHint, eraHintKey } from "../protocol/era-hints.ts";
 import { modernHeaders, withModernMeta } from "../protocol/modern-headers.ts";
 import {
-  bestCommon,
+  acceptsLegacyAnswer,
+  chooseVersion,
+  describePolicy,
+  legacyAllowed,
+  modernAllowed,
+  modernRequestVersion,
+} from "../protocol/version-policy.ts";
+import {
   eraOf,
-  FIRST_MODERN_VERSION,
   isKnownVersion,
-  KNOWN_VERSIONS,
   LATEST_LEGACY_VERSION,
   type ProtocolVersion,
   rank,
@@ -334,54 +339,40 @@ export class Attempt {
   }
 
   get #modernAllowed(): boolean {
-    return rank(this.#o.policy.ceiling) >= rank(FIRST_MODERN_VERSION);
+    return modernAllowed(this.#o.policy);
   }
 
   get #legacyAllowed(): boolean {
-    const p = this.#o.policy;
-    return p.mode !== "pin" || eraOf(p.version) === "legacy";
+    return legacyAllowed(this.#o.policy);
   }
 
   /** The version to ask for in a modern request. */
   get #modernRequest(): ProtocolVersion {
-    const p = this.#o.policy;
-    return p.mode === "pin"
-      ? p.version
-      : (bestCommon(
-          KNOWN_VERSIONS.filter((v) => eraOf(v) === "modern"),
-          p.ceiling,
-        ) ?? FIRST_MODERN_VERSION);
+    return modernRequestVersion(this.#o.policy);
   }
 
   #mismatch(offered: string): TetherError {
-    const p = this.#o.policy;
-    const ours = p.mode === "pin" ? `exactly ${p.version}` : `${KNOWN_VERSIONS[0]} to ${p.ceiling}`;
     return new TetherError({
       code: "protocol",
       reason: "version_mismatch",
       stage: this.stage,
       phase: "discovery",
-      message: `no protocol version in common: the client accepts ${ours}, the server offered ${offered}`,
+      message: `no protocol version in common: the client accepts ${describePolicy(this.#o.policy)}, the server offered ${offered}`,
       redactor: this.#o.redactor,
     });
   }
 
   /** Chooses a version from what a modern server listed, within the policy. */
   #choose(supported: readonly unknown[] | undefined): ProtocolVersion {
-    const p = this.#o.policy;
     const list = supported ?? [];
+    const chosen = chooseVersion(this.#o.policy, list);
+    if (chosen) return chosen;
     const offered =
       list
         .filter((v): v is string => typeof v === "string")
         .map((v) => this.#o.redactor.serverText(v) ?? "")
         .join(", ") || "nothing usable";
-    if (p.mode === "pin") {
-      if (list.includes(p.version)) return p.version;
-      throw this.#mismatch(offered);
-    }
-    const v = bestCommon(list, p.ceiling);
-    if (!v) throw this.#mismatch(offered);
-    return v;
+    throw this.#mismatch(offered);
   }
 
   // ---- stdio ----
@@ -710,13 +701,7 @@ export class Attempt {
       throw this.#mismatch(
         typeof offered === "string" ? (this.#o.redactor.serverText(offered) ?? "?") : "no version",
       );
-    if (
-      p.mode === "pin"
-        ? offered !== p.version
-        : rank(offered) > rank(p.ceiling) || eraOf(offered) !== "legacy"
-    ) {
-      throw this.#mismatch(offered);
-    }
+    if (!acceptsLegacyAnswer(p, offered)) throw this.#mismatch(offered);
     session.transport.negotiated?.(offered, "legacy");
     await this.#stageRun("initialized", undefined, "initialized_timeout", (signal) =>
       session.notify("notifications/initialized", undefined, signal),

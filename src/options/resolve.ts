@@ -7,6 +7,10 @@ import { Redactor, secretsOf } from "../errors/redact.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
 import { EventSink } from "../lifecycle/events.ts";
 import { type EraHintStore, processEraHints } from "../protocol/era-hints.ts";
+import type { VersionPolicy } from "../protocol/version-policy.ts";
+
+export type { VersionPolicy };
+
 import {
   isKnownVersion,
   KNOWN_VERSIONS,
@@ -40,11 +44,6 @@ export type ResolvedTarget =
       stderr: "ignore" | "inherit";
       inheritEnv: "safe" | "all";
     };
-
-export type VersionPolicy =
-  | { mode: "auto"; ceiling: ProtocolVersion }
-  | { mode: "pin"; version: ProtocolVersion; ceiling: ProtocolVersion }
-  | { mode: "ceiling"; ceiling: ProtocolVersion };
 
 /** Options after validation: internals take only this. */
 export interface ResolvedOptions {
