@@ -5,16 +5,17 @@ const onSignal = (name: string) => () => controller.abort(new Error(name));
 process.once("SIGINT", onSignal("SIGINT"));
 process.once("SIGTERM", onSignal("SIGTERM"));
 
-let out = "";
-let err = "";
+const out: (string | Uint8Array)[] = [];
 const status = await main(process.argv.slice(2), {
   stdout: (t) => {
-    out += t;
+    out.push(t);
   },
+  stdoutBytes: (b) => {
+    out.push(b);
+  },
+  // Lifecycle events stream as they come; the error record is the last line.
   stderr: (t) => {
-    // Lifecycle events stream as they come; the error record is the last line.
     process.stderr.write(t);
-    err += t;
   },
   env: process.env,
   isTty: process.stdout.isTTY === true,
@@ -23,5 +24,5 @@ const status = await main(process.argv.slice(2), {
   signal: controller.signal,
 });
 // Output is written whole, at the end, so a failure never leaves anything partial on stdout.
-process.stdout.write(out, () => process.exit(status));
-void err;
+const whole = Buffer.concat(out.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
+process.stdout.write(whole, () => process.exit(status));

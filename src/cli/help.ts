@@ -90,9 +90,10 @@ const COMMANDS: Record<string, { usage: string; about: string; examples: string[
   read: {
     usage: "tether read <target> <uri> [options]",
     about:
-      "Reads one resource and prints its text (binary contents are named, not printed; --json prints all).",
+      "Reads one resource and prints its text. Binary contents are named, not printed, unless asked:\n-o, --output FILE writes the first content's bytes to FILE (- for stdout); --json prints the whole result.",
     examples: [
       "tether read my-server demo://greeting",
+      "tether read my-server demo://logo.png -o logo.png",
       "tether read demo://doc --json -- npx -y @modelcontextprotocol/server-everything",
     ],
   },

@@ -1,9 +1,11 @@
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Client } from "../client/client.ts";
 import { connect } from "../connect/connect.ts";
-import { configError } from "../errors/failures.ts";
+import { configError, protocolError } from "../errors/failures.ts";
 import { Redactor } from "../errors/redact.ts";
 import { asTetherError, TetherError } from "../errors/tether-error.ts";
+import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { LimitName } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
@@ -22,6 +24,8 @@ import { StageLine } from "./stage-line.ts";
 /** Where the CLI writes; tests pass buffers. */
 export interface Io {
   stdout: (text: string) => void;
+  /** Raw bytes for stdout (a binary resource with `--output -`). */
+  stdoutBytes?: (bytes: Uint8Array) => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
   isTty: boolean;
@@ -55,6 +59,7 @@ const OPTIONS = {
   "server-stderr": { type: "boolean" },
   config: { type: "string" },
   "args-file": { type: "string" },
+  output: { type: "string", short: "o" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
   ...AUTH_FLAGS,
@@ -347,6 +352,19 @@ async function run(
           throw configError("invalid_args", "read needs exactly one resource URI");
         const options = build();
         const result = await withClient(options, (c) => c.readResource(uri, { signal: io.signal }));
+        if (inv.values.output !== undefined) {
+          // Binary contents are written only when asked: decoded, to a file or (with -) to stdout.
+          const bytes = resourceBytes(result);
+          if (inv.values.output === "-") io.stdoutBytes?.(bytes);
+          else {
+            try {
+              writeFileSync(inv.values.output, bytes);
+            } catch (cause) {
+              throw configError("output_unwritable", "the --output file could not be written", cause);
+            }
+          }
+          return 0;
+        }
         io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
         return 0;
       }
@@ -411,6 +429,21 @@ async function run(
     io.stderr(`${JSON.stringify(record)}\n`);
     return EXIT_STATUS[e.code];
   }
+}
+
+/** The first content of a resource read as bytes: a blob decoded from base64, or text as UTF-8. */
+function resourceBytes(result: JsonObject): Uint8Array {
+  const contents = Array.isArray(result.contents) ? result.contents : [];
+  const first = contents[0];
+  if (typeof first === "object" && first !== null && !Array.isArray(first)) {
+    if (typeof first.blob === "string") return Buffer.from(first.blob, "base64");
+    if (typeof first.text === "string") return Buffer.from(first.text, "utf8");
+  }
+  throw protocolError(
+    { stage: "call", phase: "call" },
+    "malformed_result",
+    "the resource read returned no contents",
+  );
 }
 
 /** `--debug`: the chain of causes, names and redacted messages only (never stacks). */
