@@ -77,7 +77,13 @@ step("compile the CLI into one binary (bun build --compile)", () => {
 step("qualification suite: library under Node and Bun, CLI under Node, Bun and the binary", () => {
   run(
     process.execPath,
-    ["--import", "tsx", "--test", "--test-concurrency=1", join(root, "test", "qualification", "packed.qualify.ts")],
+    [
+      "--import",
+      "tsx",
+      "--test",
+      "--test-concurrency=1",
+      join(root, "test", "qualification", "packed.qualify.ts"),
+    ],
     {
       env: { ...process.env, QUALIFY_APP: app, QUALIFY_BUN: bun, QUALIFY_BINARY: binary },
     },
