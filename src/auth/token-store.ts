@@ -1,6 +1,7 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomic } from "../files/atomic-write.ts";
 
 /** Tokens obtained for one MCP server, and what is needed to refresh them without discovery. */
 export interface ServerTokens {
@@ -106,11 +107,9 @@ function isRecord(value: unknown): value is AuthRecord {
  * read is tightened when it is read; an unreadable one counts as empty. A failed write throws.
  */
 export class FileTokenStore implements TokenStore {
-  readonly #dir: string;
   readonly #path: string;
 
   constructor(dir: string = configDir()) {
-    this.#dir = dir;
     this.#path = join(dir, "auth.json");
   }
 
@@ -127,20 +126,7 @@ export class FileTokenStore implements TokenStore {
 
   #write(doc: FileShape): void {
     const entries = Object.entries(doc.records).slice(-MAX_RECORDS);
-    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-    const tmp = join(
-      this.#dir,
-      `.auth.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`,
-    );
-    try {
-      writeFileSync(tmp, JSON.stringify({ version: 1, records: Object.fromEntries(entries) }), {
-        mode: 0o600,
-      });
-      renameSync(tmp, this.#path);
-    } catch (error) {
-      rmSync(tmp, { force: true });
-      throw error;
-    }
+    writeFileAtomic(this.#path, JSON.stringify({ version: 1, records: Object.fromEntries(entries) }));
   }
 
   get(key: string): AuthRecord | undefined {

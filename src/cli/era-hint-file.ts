@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomic } from "../files/atomic-write.ts";
 import type { EraHint, EraHintStore } from "../protocol/era-hints.ts";
 
 /** Hints older than this are ignored: servers get upgraded. */
@@ -50,11 +51,7 @@ export class FileEraHints implements EraHintStore {
       const entries = Object.entries(doc.hints)
         .sort((a, b) => b[1].at - a[1].at)
         .slice(0, MAX_HINTS);
-      const dir = join(this.#path, "..");
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const tmp = `${this.#path}.${process.pid}.${Date.now()}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ version: 1, hints: Object.fromEntries(entries) }), { mode: 0o600 });
-      renameSync(tmp, this.#path);
+      writeFileAtomic(this.#path, JSON.stringify({ version: 1, hints: Object.fromEntries(entries) }));
     } catch {
       // A read-only home or a full disk costs a probe next time, nothing more.
     }

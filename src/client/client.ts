@@ -19,7 +19,7 @@ import {
 } from "../protocol/modern-headers.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import type { Era, TransportMode } from "../transport/transport.ts";
-import { capabilitiesOf, handlerFor } from "./handlers.ts";
+import { handlerFor } from "./handlers.ts";
 
 export interface Tool {
   name: string;
@@ -437,7 +437,7 @@ export class Client {
     const http = this.transportMode !== "stdio";
     const maxBytes = options.maxResponseBytes ?? this.#o[phase].maxResponseBytes;
     const finalParams = modern
-      ? withModernMeta(params, this.protocolVersion, this.#o.clientInfo, capabilitiesOf(this.#o.handlers))
+      ? withModernMeta(params, this.protocolVersion, this.#o.clientInfo, this.#o.capabilities)
       : params;
     return session.request(method, finalParams, {
       signal,

@@ -1,5 +1,5 @@
 import { authorizedFetch } from "../auth/authorized-fetch.ts";
-import { capabilitiesOf, handlerFor } from "../client/handlers.ts";
+import { handlerFor } from "../client/handlers.ts";
 import type { Stage } from "../errors/codes.ts";
 import { protocolError } from "../errors/failures.ts";
 import { TetherError } from "../errors/tether-error.ts";
@@ -605,7 +605,7 @@ export class Attempt {
   ) {
     return session.request(
       method,
-      withModernMeta(params, version, this.#o.clientInfo, capabilitiesOf(this.#o.handlers)),
+      withModernMeta(params, version, this.#o.clientInfo, this.#o.capabilities),
       {
         signal,
         maxBytes: this.#o.discovery.maxResponseBytes,
@@ -664,7 +664,7 @@ export class Attempt {
             "initialize",
             {
               protocolVersion: requested,
-              capabilities: capabilitiesOf(this.#o.handlers),
+              capabilities: this.#o.capabilities,
               clientInfo: this.#o.clientInfo,
             },
             { signal, maxBytes: this.#o.discovery.maxResponseBytes, cancelOnAbort: false },

@@ -44,8 +44,6 @@ export interface RequestOptions {
    * modern HTTP, where closing the reply stream is the cancellation.
    */
   cancelOnAbort: boolean;
-  /** Headers for the `notifications/cancelled` message, if one is sent. */
-  cancelHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface Reply {
@@ -145,7 +143,7 @@ export class Session {
       const onAbort = () => {
         if (!this.#pending.delete(id)) return;
         reject(signal.reason);
-        if (options.cancelOnAbort) this.#sendCancel(id, options.cancelHeaders);
+        if (options.cancelOnAbort) this.#sendCancel(id);
       };
       const done = () => signal.removeEventListener("abort", onAbort);
       this.#pending.set(id, {
@@ -184,13 +182,12 @@ export class Session {
     await this.transport.send(message, { signal, maxBytes: 64 * 1024, headers });
   }
 
-  #sendCancel(id: JsonRpcId, headers?: Readonly<Record<string, string>>): void {
+  #sendCancel(id: JsonRpcId): void {
     if (this.#closure) return;
     this.notify(
       "notifications/cancelled",
       { requestId: id, reason: "cancelled by the client" },
       this.#life.signal,
-      headers,
     ).catch(() => {});
   }
 

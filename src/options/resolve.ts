@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { Authorizer } from "../auth/authorizer.ts";
-import type { ClientHandlers } from "../client/handlers.ts";
+import { type ClientHandlers, capabilitiesOf } from "../client/handlers.ts";
 import type { RecoveryPolicy } from "../connect/recovery.ts";
 import { configError } from "../errors/failures.ts";
 import { Redactor, secretsOf } from "../errors/redact.ts";
+import type { JsonObject } from "../jsonrpc/messages.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
 import { EventSink } from "../lifecycle/events.ts";
 import { type EraHintStore, processEraHints } from "../protocol/era-hints.ts";
@@ -64,6 +65,8 @@ export interface ResolvedOptions {
   clientInfo: { name: string; version: string };
   eraHints: EraHintStore | undefined;
   handlers: ClientHandlers | undefined;
+  /** The client capabilities the handlers amount to, declared on every handshake and modern request. */
+  capabilities: JsonObject;
   recovery: Required<Pick<RecoveryPolicy, "maxAttempts" | "backoffMs">> &
     Pick<RecoveryPolicy, "shouldRetry" | "isSecurityError">;
   transientRetries: number;
@@ -271,6 +274,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
         ? 0
         : small("transientRetry.maxRetries", o.transientRetry?.maxRetries, 1, 10),
     handlers: handlers(o.handlers),
+    capabilities: capabilitiesOf(o.handlers),
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
     authorizer:
       auth && t.kind === "http"

@@ -31,7 +31,6 @@ export class LegacySseTransport extends TransportBase implements Transport {
   readonly #life = new AbortController();
   #endpoint: URL | undefined;
   #closing: Promise<void> | undefined;
-  requests = 0;
 
   constructor(options: LegacySseOptions) {
     super();
@@ -48,7 +47,6 @@ export class LegacySseTransport extends TransportBase implements Transport {
     if (signal.aborted) throw signal.reason;
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      this.requests++;
       const response = await fetchOrFail(
         this.#o.fetch,
         this.#o.url,
@@ -162,7 +160,6 @@ export class LegacySseTransport extends TransportBase implements Transport {
     this.#life.signal.addEventListener("abort", lifeAbort, { once: true });
     try {
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      this.requests++;
       const response = await fetchOrFail(
         this.#o.fetch,
         endpoint,

@@ -61,8 +61,6 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   #era: Era | undefined;
   #established = false;
   #closing: Promise<void> | undefined;
-  /** Counts POSTs and GETs made, for diagnostics and the round-trip benchmark. */
-  requests = 0;
 
   constructor(options: StreamableHttpOptions) {
     super();
@@ -97,7 +95,6 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     const phase: Phase = this.#established ? "call" : "discovery";
     const where = { stage: "http_request" as const, phase, redactor: this.#o.redactor };
     try {
-      this.requests++;
       const response = await fetchOrFail(
         this.#o.fetch,
         this.#o.url,
@@ -252,7 +249,6 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         throw closedError(where, "eof", "the server's reply stream ended without a response");
       }
       await sleep(this.#o.clock, retryMs ?? DEFAULT_RESUME_DELAY_MS, signal);
-      this.requests++;
       response = await fetchOrFail(
         this.#o.fetch,
         this.#o.url,
@@ -281,7 +277,6 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     const signal = this.#life.signal;
     const where = { stage: "http_request" as const, phase: "call" as const, redactor: this.#o.redactor };
     try {
-      this.requests++;
       const response = await fetchOrFail(
         this.#o.fetch,
         this.#o.url,
