@@ -1,142 +1,319 @@
-import { readFileSync } from "node:fs";
+/**
+ * Named servers from config files, and the rules that decide which definition a name means.
+ *
+ * Config files come from two kinds of places: the project's (`./.mcp.json` and friends, which a
+ * cloned repository controls) and the user's own (home, app data). The rules:
+ *
+ * - Only `--config FILE` is read when it is given; otherwise the usual places are, every time a
+ *   name is looked up or the servers are listed, and never for a URL or `--` target.
+ * - A file that is absent defines nothing. A file that exists but cannot be used (unreadable, not
+ *   a regular file, over the size bound, not UTF-8, not valid JSON, its map not an object) is
+ *   broken: what it defines is unknown. An entry whose shape is wrong is malformed: it breaks its
+ *   own name only.
+ * - A name with two different definitions (raw entries compared as JSON) is ambiguous: refused.
+ *   The same definition in two files is not.
+ * - A name defined only in project files, while one of the user's own files is broken, is refused
+ *   as ambiguous too: the user's file may define the name, and a repository must not be able to
+ *   take over the user's server (and the user's `${env:...}` secrets) because the user's file
+ *   could not be read. The opposite case is not refused: a broken project file cannot contest the
+ *   user's definition, so a repository cannot disable the user's servers by shipping a broken file.
+ * - A name found nowhere, while some file is broken, is unknown, and the error names the broken files.
+ * - References are expanded only in the entry being used, so an unset variable elsewhere harms
+ *   nothing; listing expands nothing.
+ */
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { configError } from "../errors/failures.ts";
+import { TetherError } from "../errors/tether-error.ts";
+import {
+  type EntryShape,
+  entryShape,
+  expandEntry,
+  keyPath,
+  type ServerEntry,
+  sameDefinition,
+} from "./config-entry.ts";
+import { CONFIG_FILE_MAX_BYTES, type FileProblem, readConfigText } from "./config-file.ts";
+import { type ConfigFormat, mcpJson } from "./config-format.ts";
 
-/** One server entry from a config file, before it becomes connect options. */
-export interface ServerEntry {
-  name: string;
-  source: string;
-  transport: "stdio" | "http" | "sse";
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers?: Record<string, string>;
+export type { ServerEntry } from "./config-entry.ts";
+
+/** `project`: the current folder's files, which a cloned repository controls; `user`: the user's own. */
+export type Scope = "project" | "user";
+
+/** Where the usual places are, and the environment that references expand from. */
+export interface ConfigEnvironment {
+  cwd: string;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  platform: NodeJS.Platform;
+}
+
+export function configEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): ConfigEnvironment {
+  const home = (platform === "win32" ? env.USERPROFILE : env.HOME) || homedir();
+  return { cwd: process.cwd(), home, env, platform };
+}
+
+interface ConfigSource {
+  path: string;
+  scope: Scope;
+  format: ConfigFormat;
+  /** This file's size bound (default `CONFIG_FILE_MAX_BYTES`). */
+  maxBytes?: number;
+}
+
+/**
+ * Claude Code keeps its whole state (history, per-project settings) in `~/.claude.json`, which
+ * grows past a megabyte in ordinary use; it gets a larger bound of its own, still far below
+ * anything that could hold the CLI up.
+ */
+export const CLAUDE_STATE_MAX_BYTES = 32 * 1024 * 1024;
+
+function defaultSources(where: ConfigEnvironment): ConfigSource[] {
+  const { cwd, home, env, platform } = where;
+  const appData = env.APPDATA ?? join(home, "AppData", "Roaming");
+  const xdg = env.XDG_CONFIG_HOME ?? join(home, ".config");
+  const claude =
+    platform === "darwin"
+      ? join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+      : platform === "win32"
+        ? join(appData, "Claude", "claude_desktop_config.json")
+        : join(xdg, "Claude", "claude_desktop_config.json");
+  const vscodeUser =
+    platform === "darwin"
+      ? join(home, "Library", "Application Support", "Code", "User", "mcp.json")
+      : platform === "win32"
+        ? join(appData, "Code", "User", "mcp.json")
+        : join(xdg, "Code", "User", "mcp.json");
+  const claudeState = join(home, ".claude.json");
+  const places: [string, Scope][] = [
+    [join(cwd, ".mcp.json"), "project"],
+    [join(cwd, ".vscode", "mcp.json"), "project"],
+    [join(cwd, ".cursor", "mcp.json"), "project"],
+    [claudeState, "user"],
+    [join(home, ".cursor", "mcp.json"), "user"],
+    [vscodeUser, "user"],
+    [join(home, ".codeium", "windsurf", "mcp_config.json"), "user"],
+    [claude, "user"],
+  ];
+  // Run from the home folder, a project path can be a user path too: read it once, as the user's.
+  const byPath = new Map<string, ConfigSource>();
+  for (const [path, scope] of places) {
+    const key = resolve(path);
+    const seen = byPath.get(key);
+    if (seen) seen.scope = seen.scope === "user" || scope === "user" ? "user" : "project";
+    else
+      byPath.set(key, {
+        path,
+        scope,
+        format: mcpJson,
+        maxBytes: path === claudeState ? CLAUDE_STATE_MAX_BYTES : CONFIG_FILE_MAX_BYTES,
+      });
+  }
+  return [...byPath.values()];
 }
 
 /** The usual places, in the order they are searched: the project's first, then the user's. */
 export function defaultConfigPaths(
   cwd = process.cwd(),
   home = homedir(),
-  platform = process.platform,
+  platform: NodeJS.Platform = process.platform,
+  env: NodeJS.ProcessEnv = process.env,
 ): string[] {
-  const appData = process.env.APPDATA ?? join(home, "AppData", "Roaming");
-  const claude =
-    platform === "darwin"
-      ? join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
-      : platform === "win32"
-        ? join(appData, "Claude", "claude_desktop_config.json")
-        : join(process.env.XDG_CONFIG_HOME ?? join(home, ".config"), "Claude", "claude_desktop_config.json");
-  const vscodeUser =
-    platform === "darwin"
-      ? join(home, "Library", "Application Support", "Code", "User", "mcp.json")
-      : platform === "win32"
-        ? join(appData, "Code", "User", "mcp.json")
-        : join(process.env.XDG_CONFIG_HOME ?? join(home, ".config"), "Code", "User", "mcp.json");
-  return [
-    join(cwd, ".mcp.json"),
-    join(cwd, ".vscode", "mcp.json"),
-    join(cwd, ".cursor", "mcp.json"),
-    join(home, ".claude.json"),
-    join(home, ".cursor", "mcp.json"),
-    vscodeUser,
-    join(home, ".codeium", "windsurf", "mcp_config.json"),
-    claude,
-  ];
+  return defaultSources({ cwd, home, env, platform }).map((s) => s.path);
 }
 
-/** `${env:VAR}` and `${VAR}` from the environment; an unset variable is a config error naming it. */
-export function expand(value: string, where: string, env: NodeJS.ProcessEnv = process.env): string {
-  return value.replace(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const v = env[name];
-    if (v === undefined) throw configError("unset_variable", `${where} uses \${${name}}, which is not set`);
-    return v;
-  });
+/** A file or an entry that cannot be used, for listings: where it is and why, never what it holds. */
+export interface ConfigProblem {
+  file: string;
+  /** The entry's key path, when one entry is malformed rather than the whole file broken. */
+  keyPath?: string;
+  reason: string;
+  message: string;
 }
 
-function strings(value: unknown, where: string): Record<string, string> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw configError("invalid_config", `${where} must be an object of strings`);
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (typeof v !== "string") throw configError("invalid_config", `${where}.${k} must be a string`);
-    out[k] = expand(v, `${where}.${k}`);
-  }
-  return out;
+/** One name's entry in one file, as written. */
+interface Definition {
+  name: string;
+  file: string;
+  scope: Scope;
+  keyPath: string;
+  raw: unknown;
 }
 
-/** Reads one config file's `mcpServers` (Claude Desktop, Cursor, .mcp.json) or `servers` (VS Code) map. */
-export function readConfigFile(path: string, required: boolean): ServerEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (cause) {
-    if (!required) return [];
-    throw configError("config_unreadable", `the config file ${path} could not be read`, cause);
+type LoadedFile =
+  | { source: ConfigSource; kind: "absent" }
+  | { source: ConfigSource; kind: "broken"; error: TetherError }
+  | { source: ConfigSource; kind: "ok"; definitions: Definition[] };
+
+const FILE_PROBLEMS: Record<FileProblem, [reason: string, rule: string]> = {
+  unreadable: ["config_unreadable", "could not be read"],
+  not_regular_file: ["config_not_regular_file", "is not a regular file"],
+  too_large: ["config_too_large", "is larger than its size bound"],
+  invalid_encoding: ["invalid_config", "is not UTF-8 text"],
+};
+
+function load(source: ConfigSource): LoadedFile {
+  const { path } = source;
+  const reading = readConfigText(path, source.maxBytes);
+  if (reading.kind === "absent") return { source, kind: "absent" };
+  if (reading.kind === "broken") {
+    const [reason, fixedRule] = FILE_PROBLEMS[reading.problem];
+    const rule =
+      reading.problem === "too_large"
+        ? `is larger than ${source.maxBytes ?? CONFIG_FILE_MAX_BYTES} bytes`
+        : fixedRule;
+    return {
+      source,
+      kind: "broken",
+      error: configError(reason, `the config file ${path} ${rule}`, reading.cause),
+    };
   }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (cause) {
-    throw configError("invalid_config", `the config file ${path} is not valid JSON`, cause);
+  const parsed = source.format(reading.text);
+  if (!parsed.ok) {
+    const message =
+      parsed.keyPath === undefined
+        ? `the config file ${path} ${parsed.rule}`
+        : `${path}: ${parsed.keyPath} ${parsed.rule}`;
+    return { source, kind: "broken", error: configError("invalid_config", message) };
   }
-  if (typeof doc !== "object" || doc === null)
-    throw configError("invalid_config", `the config file ${path} is not a JSON object`);
-  const d = doc as Record<string, unknown>;
-  const key = d.mcpServers !== undefined ? "mcpServers" : d.servers !== undefined ? "servers" : undefined;
-  if (!key) return [];
-  const map = d[key];
-  if (typeof map !== "object" || map === null || Array.isArray(map))
-    throw configError("invalid_config", `${path}: ${key} must be an object`);
-  const out: ServerEntry[] = [];
-  for (const [name, raw] of Object.entries(map)) {
-    const where = `${path}: ${key}.${name}`;
-    if (typeof raw !== "object" || raw === null)
-      throw configError("invalid_config", `${where} must be an object`);
-    const e = raw as Record<string, unknown>;
-    const type = typeof e.type === "string" ? e.type : undefined;
-    if (typeof e.url === "string") {
-      out.push({
-        name,
-        source: path,
-        transport: type === "sse" ? "sse" : "http",
-        url: expand(e.url, `${where}.url`),
-        headers: strings(e.headers, `${where}.headers`),
-      });
-    } else if (typeof e.command === "string") {
-      if (e.args !== undefined && (!Array.isArray(e.args) || e.args.some((a) => typeof a !== "string"))) {
-        throw configError("invalid_config", `${where}.args must be an array of strings`);
+  const definitions = (parsed.map?.entries ?? []).map(([name, raw]) => ({
+    name,
+    file: path,
+    scope: source.scope,
+    keyPath: keyPath(parsed.map!.keyPath, name),
+    raw,
+  }));
+  return { source, kind: "ok", definitions };
+}
+
+/** `--config FILE` alone, which must exist and be usable; else every usual place. */
+function loadAll(configPath: string | undefined, where: ConfigEnvironment): LoadedFile[] {
+  if (configPath === undefined) return defaultSources(where).map(load);
+  const loaded = load({ path: configPath, scope: "user", format: mcpJson });
+  if (loaded.kind === "absent")
+    throw configError("config_unreadable", `the config file ${configPath} could not be read`);
+  if (loaded.kind === "broken") throw loaded.error;
+  return [loaded];
+}
+
+type Verdict =
+  | { kind: "use"; definition: Definition }
+  | { kind: "ambiguous"; message: string }
+  | { kind: "unknown"; message: string };
+
+function listed(files: string[]): string {
+  return files.length <= 1 ? (files[0] ?? "") : `${files.slice(0, -1).join(", ")} and ${files.at(-1)}`;
+}
+
+/** The rules of this module's comment, for one name. */
+function decide(name: string, files: LoadedFile[]): Verdict {
+  const definitions = files.flatMap((f) =>
+    f.kind === "ok" ? f.definitions.filter((d) => d.name === name) : [],
+  );
+  const broken = files.flatMap((f) => (f.kind === "broken" ? [f] : []));
+  const first = definitions[0];
+  if (!first) {
+    const also = broken.length ? `; ${broken.map((b) => b.error.message).join("; ")}` : "";
+    return { kind: "unknown", message: `no configured server is named ${name}${also}` };
+  }
+  if (definitions.some((d) => !sameDefinition(d.raw, first.raw))) {
+    const differing = [...new Set(definitions.map((d) => d.file))];
+    return {
+      kind: "ambiguous",
+      message: `the server ${name} is defined differently in ${listed(differing)}; pick one with --config FILE`,
+    };
+  }
+  const brokenUserFiles = broken.filter((b) => b.source.scope === "user");
+  if (definitions.every((d) => d.scope === "project") && brokenUserFiles.length > 0) {
+    return {
+      kind: "ambiguous",
+      message:
+        `the server ${name} is defined only in the project's ${listed([...new Set(definitions.map((d) => d.file))])}, ` +
+        `and ${listed(brokenUserFiles.map((b) => b.source.path))}, which could not be used, may define it too; ` +
+        "pick one with --config FILE",
+    };
+  }
+  return { kind: "use", definition: first };
+}
+
+/**
+ * The entry of the server named `name`, its references expanded: from `--config FILE` alone when
+ * given, else from the usual places under this module's rules. Nothing is started here.
+ */
+export function findServer(
+  name: string,
+  configPath: string | undefined,
+  where: ConfigEnvironment = configEnvironment(),
+): ServerEntry {
+  const verdict = decide(name, loadAll(configPath, where));
+  if (verdict.kind === "unknown") throw configError("unknown_server", verdict.message);
+  if (verdict.kind === "ambiguous") throw configError("ambiguous_server", verdict.message);
+  const { file, keyPath: path, raw } = verdict.definition;
+  return expandEntry(name, entryShape(raw, file, path), file, path, where.env);
+}
+
+/** One definition for a listing: as written, references unexpanded. */
+export interface ListedServer {
+  name: string;
+  source: string;
+  scope: Scope;
+  shape: EntryShape;
+  /** Whether a lookup of this name is refused as ambiguous. */
+  ambiguous: boolean;
+  /** Literal (unexpanded) env and header values of this entry, for the display to redact. */
+  literalSecrets: string[];
+}
+
+export interface ServerListing {
+  servers: ListedServer[];
+  problems: ConfigProblem[];
+}
+
+/**
+ * Every definition in the files a lookup would read, each with its source, plus the broken files
+ * and malformed entries. Only a broken `--config FILE` fails the listing as a whole.
+ */
+export function listServers(
+  configPath: string | undefined,
+  where: ConfigEnvironment = configEnvironment(),
+): ServerListing {
+  const files = loadAll(configPath, where);
+  const servers: ListedServer[] = [];
+  const problems: ConfigProblem[] = [];
+  const verdicts = new Map<string, Verdict>();
+  for (const f of files) {
+    if (f.kind === "broken") {
+      problems.push({ file: f.source.path, reason: f.error.reason, message: f.error.message });
+      continue;
+    }
+    if (f.kind === "absent") continue;
+    for (const d of f.definitions) {
+      let shape: EntryShape;
+      try {
+        shape = entryShape(d.raw, d.file, d.keyPath);
+      } catch (error) {
+        if (!(error instanceof TetherError)) throw error;
+        problems.push({ file: d.file, keyPath: d.keyPath, reason: error.reason, message: error.message });
+        continue;
       }
-      out.push({
-        name,
-        source: path,
-        transport: "stdio",
-        command: expand(e.command, `${where}.command`),
-        args: ((e.args as string[] | undefined) ?? []).map((a, i) => expand(a, `${where}.args[${i}]`)),
-        env: strings(e.env, `${where}.env`),
-        cwd: typeof e.cwd === "string" ? expand(e.cwd, `${where}.cwd`) : undefined,
+      let verdict = verdicts.get(d.name);
+      if (!verdict) {
+        verdict = decide(d.name, files);
+        verdicts.set(d.name, verdict);
+      }
+      servers.push({
+        name: d.name,
+        source: d.file,
+        scope: d.scope,
+        shape,
+        ambiguous: verdict.kind === "ambiguous",
+        literalSecrets: [...Object.values(shape.env ?? {}), ...Object.values(shape.headers ?? {})],
       });
-    } else {
-      throw configError("invalid_config", `${where} needs a command (stdio) or a url (HTTP)`);
     }
   }
-  return out;
-}
-
-/** Every entry from `--config FILE`, or else from the usual places (first definition of a name wins). */
-export function loadServers(configPath: string | undefined): ServerEntry[] {
-  if (configPath !== undefined) return readConfigFile(configPath, true);
-  const seen = new Set<string>();
-  const out: ServerEntry[] = [];
-  for (const path of defaultConfigPaths()) {
-    for (const entry of readConfigFile(path, false)) {
-      if (seen.has(entry.name)) continue;
-      seen.add(entry.name);
-      out.push(entry);
-    }
-  }
-  return out;
+  return { servers, problems };
 }
