@@ -1,24 +1,27 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import type { AuthRecord, TokenStore } from "../auth/token-store.ts";
 import type { Client } from "../client/client.ts";
 import { connect } from "../connect/connect.ts";
 import { configError, protocolError } from "../errors/failures.ts";
-import { Redactor } from "../errors/redact.ts";
+import { environmentSecrets, Redactor, secretsOf } from "../errors/redact.ts";
+import { terminalBlock, terminalJson } from "../errors/terminal-text.ts";
 import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { LimitName } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
-import { limit } from "../options/resolve.ts";
+import { hasUrlCredentials, limit, urlCredentialSecrets } from "../options/resolve.ts";
 import { parseToolArgs } from "./args.ts";
 import { AUTH_FLAGS, authOptions, runAuth } from "./auth-command.ts";
 import { completionScript } from "./completion.ts";
-import { loadServers, type ServerEntry } from "./config.ts";
+import { configEnvironment, findServer, listServers } from "./config.ts";
+import { renderServers } from "./config-listing.ts";
 import { cacheDir, FileEraHints } from "./era-hint-file.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
 import { commandHelp, HELP, VERSION } from "./help.ts";
 import { probeAll } from "./probe.ts";
-import { renderCall, renderList, renderServers, renderText, renderTools, styleFor } from "./render.ts";
+import { renderCall, renderList, renderText, renderTools, styleFor } from "./render.ts";
 import { StageLine } from "./stage-line.ts";
 
 /** Where the CLI writes; tests pass buffers. */
@@ -185,30 +188,33 @@ function connectOptions(
       "invalid_target",
       "give a target: a URL, a configured server's name, or -- and a command",
     );
-  const withAuth = (h: Record<string, string>) => {
+  // URL userinfo is sent as Basic credentials: like an Authorization header, it stands instead of OAuth.
+  const withAuth = (h: Record<string, string>, url?: string) => {
     const { auth, secrets: read } = authOptions(
       v,
       io,
-      Object.keys(h).some((k) => k.toLowerCase() === "authorization"),
+      Object.keys(h).some((k) => k.toLowerCase() === "authorization") ||
+        (url !== undefined && hasUrlCredentials(url)),
     );
     secrets.push(...read);
     return auth;
   };
   if (/^https?:\/\//i.test(target)) {
+    secrets.push(...urlCredentialSecrets(target));
     return {
       options: {
         ...options,
         url: target,
         headers,
         transport: transport as ConnectOptions["transport"],
-        auth: withAuth(headers),
+        auth: withAuth(headers, target),
       },
       secrets,
     };
   }
-  const entry = loadServers(v.config).find((e: ServerEntry) => e.name === target);
-  if (!entry) throw configError("unknown_server", `no configured server is named ${target}`);
-  secrets.push(...Object.values(entry.headers ?? {}), ...Object.values(entry.env ?? {}));
+  // The one bounded config loader decides which definition the name means (CONTRACT S3).
+  const entry = findServer(target, v.config, configEnvironment(io.env));
+  secrets.push(...entry.secrets);
   if (entry.transport === "stdio") {
     return {
       options: {
@@ -226,7 +232,7 @@ function connectOptions(
       ...options,
       url: entry.url,
       headers: { ...entry.headers, ...headers },
-      auth: withAuth({ ...entry.headers, ...headers }),
+      auth: withAuth({ ...entry.headers, ...headers }, entry.url),
       transport: v.transport
         ? (transport as ConnectOptions["transport"])
         : entry.transport === "sse"
@@ -242,6 +248,42 @@ function split(inv: Invocation): { target: string | undefined; rest: string[] } 
   if (inv.stdio) return { target: undefined, rest: inv.positionals };
   const [target, ...rest] = inv.positionals;
   return { target, rest };
+}
+
+/**
+ * Teaches the CLI's redactor every secret in options just built: what `connectOptions` reported
+ * (header and env values, client secrets) and what the options themselves hold (the bare token
+ * after an auth scheme, URL userinfo and query values, env values). The token store is wrapped so
+ * that OAuth tokens read or written during the run are learned too. Returns the options to use.
+ */
+function learnSecrets(options: ConnectOptions, secrets: string[], redactor: Redactor): ConnectOptions {
+  let url: URL | undefined;
+  try {
+    url = options.url === undefined ? undefined : new URL(String(options.url));
+  } catch {
+    url = undefined;
+  }
+  redactor.learn([...secrets, ...secretsOf(url, options.headers), ...Object.values(options.env ?? {})]);
+  const store = options.auth?.tokenStore;
+  if (!options.auth || !store) return options;
+  return { ...options, auth: { ...options.auth, tokenStore: learningStore(store, redactor) } };
+}
+
+/** A token store that teaches the redactor every token it hands out or keeps. */
+function learningStore(store: TokenStore, redactor: Redactor): TokenStore {
+  const learn = (record: AuthRecord | undefined) => {
+    if (record?.kind === "tokens") redactor.learn([record.accessToken, record.refreshToken ?? ""]);
+    else if (record?.kind === "client" && record.clientSecret) redactor.learn([record.clientSecret]);
+    return record;
+  };
+  return {
+    get: async (key) => learn(await store.get(key)),
+    set: (key, record) => {
+      learn(record);
+      return store.set(key, record);
+    },
+    delete: (key) => store.delete(key),
+  };
 }
 
 async function withClient<T>(options: ConnectOptions, fn: (client: Client) => Promise<T>): Promise<T> {
@@ -275,11 +317,12 @@ async function run(
 ): Promise<number> {
   let stageLine: StageLine | undefined;
   let debug = argv.includes("--debug");
-  let redactor = new Redactor(
-    Object.values(io.env).filter(
-      (v): v is string => typeof v === "string" && v.length >= 8 && /[A-Za-z]/.test(v) && /\d/.test(v),
-    ),
-  );
+  // One redactor for everything this run prints; it learns each configured secret as options
+  // are built, so output written afterwards (events included) never carries one.
+  const environment = environmentSecrets(io.env);
+  const redactor = new Redactor(environment.secrets, { ambient: environment.ambient });
+  /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
+  const jsonOut = (doc: unknown) => `${terminalJson(redactor.redactDocument(doc))}\n`;
   try {
     const inv = parse(argv);
     debug = inv.values.debug ?? false;
@@ -305,14 +348,17 @@ async function run(
     stageLine = inv.values.events || !io.stderrIsTty ? undefined : new StageLine(io.stderr);
     onStageLine(stageLine);
     const events = inv.values.events
-      ? (e: LifecycleEvent) => io.stderr(`${JSON.stringify(e)}\n`)
+      ? (e: LifecycleEvent) => io.stderr(`${terminalJson(redactor.redactDocument(e))}\n`)
       : stageLine
         ? (e: LifecycleEvent) => stageLine?.event(e)
         : undefined;
     const build = () => {
       const { options, secrets } = connectOptions(inv, target, io);
-      redactor = redactor.with(secrets);
-      return { ...options, onEvent: events, signal: io.signal } satisfies ConnectOptions;
+      return {
+        ...learnSecrets(options, secrets, redactor),
+        onEvent: events,
+        signal: io.signal,
+      } satisfies ConnectOptions;
     };
     const json = inv.values.json ?? false;
     switch (inv.command) {
@@ -320,7 +366,7 @@ async function run(
         if (rest.length > 0) throw configError("invalid_args", "tools takes only a target");
         const options = build();
         const tools = await withClient({ ...options, prefetchTools: true }, async (c) => c.cachedTools ?? []);
-        io.stdout(json ? `${JSON.stringify({ tools })}\n` : renderTools(tools, style));
+        io.stdout(json ? jsonOut({ tools }) : renderTools(redactor.redactDocument(tools), style));
         return 0;
       }
       case "call": {
@@ -329,20 +375,20 @@ async function run(
         const args = parseToolArgs(words, inv.values["args-file"]);
         const options = build();
         const result = await withClient(options, (c) => c.callTool(tool, args, { signal: io.signal }));
-        io.stdout(json ? `${JSON.stringify(result)}\n` : renderCall(result));
+        io.stdout(json ? jsonOut(result) : renderCall(redactor.redactDocument(result)));
         return result.isError === true ? EXIT_TOOL_ERROR : 0;
       }
       case "resources":
       case "prompts": {
         if (rest.length > 0) throw configError("invalid_args", `${inv.command} takes only a target`);
         const options = build();
-        const items = await withClient(options, (c) =>
+        const items = await withClient<JsonObject[]>(options, (c) =>
           inv.command === "resources" ? c.listResources() : c.listPrompts(),
         );
         io.stdout(
           json
-            ? `${JSON.stringify({ [inv.command]: items })}\n`
-            : renderList(items, inv.command === "resources" ? "uri" : "name", style),
+            ? jsonOut({ [inv.command]: items })
+            : renderList(redactor.redactDocument(items), inv.command === "resources" ? "uri" : "name", style),
         );
         return 0;
       }
@@ -353,7 +399,8 @@ async function run(
         const options = build();
         const result = await withClient(options, (c) => c.readResource(uri, { signal: io.signal }));
         if (inv.values.output !== undefined) {
-          // Binary contents are written only when asked: decoded, to a file or (with -) to stdout.
+          // Binary contents are written only when asked: decoded, to a file or (with -) to stdout,
+          // byte for byte as the server sent them (neither sanitized nor redacted: the user asked for the bytes).
           const bytes = resourceBytes(result);
           if (inv.values.output === "-") io.stdoutBytes?.(bytes);
           else {
@@ -365,7 +412,7 @@ async function run(
           }
           return 0;
         }
-        io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
+        io.stdout(json ? jsonOut(result) : renderText(redactor.redactDocument(result)));
         return 0;
       }
       case "prompt": {
@@ -377,7 +424,7 @@ async function run(
           stringArgs[k] = typeof val === "string" ? val : JSON.stringify(val);
         const options = build();
         const result = await withClient(options, (c) => c.getPrompt(name, stringArgs, { signal: io.signal }));
-        io.stdout(json ? `${JSON.stringify(result)}\n` : renderText(result));
+        io.stdout(json ? jsonOut(result) : renderText(redactor.redactDocument(result)));
         return 0;
       }
       case "probe": {
@@ -385,13 +432,15 @@ async function run(
         if (targets.length === 0) throw configError("invalid_target", "probe needs at least one target");
         const built = targets.map((t) => {
           const { options, secrets } = connectOptions(inv, t, io);
-          redactor = redactor.with(secrets);
-          return { label: t ?? inv.stdio![0]!, options: { ...options, onEvent: events, signal: io.signal } };
+          return {
+            label: t ?? inv.stdio![0]!,
+            options: { ...learnSecrets(options, secrets, redactor), onEvent: events, signal: io.signal },
+          };
         });
         const report = await probeAll(built, redactor, style);
-        io.stdout(json ? `${JSON.stringify({ results: report.rows })}\n` : report.table);
+        io.stdout(json ? jsonOut({ results: report.rows }) : redactor.redactSecrets(report.table));
         if (report.firstError) {
-          io.stderr(`${JSON.stringify(report.firstError.toJSON())}\n`);
+          io.stderr(`${terminalJson(report.firstError.recordFor(redactor))}\n`);
           return EXIT_STATUS[report.firstError.code];
         }
         return 0;
@@ -404,16 +453,21 @@ async function run(
           sub,
           () => {
             const built = connectOptions(inv, authTarget, io);
-            redactor = redactor.with(built.secrets);
-            return { ...built, options: { ...built.options, onEvent: events, signal: io.signal } };
+            const options = learnSecrets(built.options, built.secrets, redactor);
+            return { ...built, options: { ...options, onEvent: events, signal: io.signal } };
           },
-          io,
+          {
+            ...io,
+            // The status row carries the authorization server's words (issuer, scopes).
+            stdout: (t) =>
+              io.stdout(json ? jsonOut(JSON.parse(t)) : terminalBlock(redactor.redactSecrets(t))),
+            stderr: (t) => io.stderr(terminalBlock(t)),
+          },
           json,
         );
       }
       case "servers": {
-        const servers = loadServers(inv.values.config);
-        io.stdout(renderServers(servers, json, style));
+        io.stdout(renderServers(listServers(inv.values.config, configEnvironment(io.env)), json, style));
         return 0;
       }
       default:
@@ -424,9 +478,9 @@ async function run(
       error instanceof TetherError
         ? error
         : asTetherError(error, { stage: "config", phase: "discovery", redactor });
-    const record: Record<string, unknown> = { ...e.toJSON() };
+    const record: Record<string, unknown> = { ...e.recordFor(redactor) };
     if (debug) record.debug = causes(e, redactor);
-    io.stderr(`${JSON.stringify(record)}\n`);
+    io.stderr(`${terminalJson(record)}\n`);
     return EXIT_STATUS[e.code];
   }
 }
@@ -456,11 +510,11 @@ function causes(error: Error, redactor: Redactor): { name: string; code?: string
       out.push({
         name: e.name,
         code: typeof code === "string" ? code : undefined,
-        message: redactor.scrub(e.message).slice(0, 500),
+        message: redactor.messageText(e.message).slice(0, 500),
       });
       e = e.cause;
     } else {
-      out.push({ name: typeof e, message: redactor.scrub(String(e)).slice(0, 200) });
+      out.push({ name: typeof e, message: redactor.messageText(String(e)).slice(0, 200) });
       break;
     }
   }

@@ -1,5 +1,6 @@
 import { connect } from "../connect/connect.ts";
 import type { Redactor } from "../errors/redact.ts";
+import { terminalLine } from "../errors/terminal-text.ts";
 import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { PLAIN, type Style, table } from "./render.ts";
@@ -20,14 +21,19 @@ export interface ProbeRow {
   error?: ReturnType<TetherError["toJSON"]>;
 }
 
-/** A target as shown: an HTTP URL's origin and path only, a stdio command's name only. */
+/**
+ * A target as shown: an HTTP URL's origin and path only, a stdio command or a server's name
+ * scrubbed; either way one line with every control visible (config files are not ours either).
+ */
 function shown(label: string, redactor: Redactor): string {
   try {
     const u = new URL(label);
-    return `${u.origin}${u.pathname}`;
+    if (u.protocol === "http:" || u.protocol === "https:")
+      return terminalLine(redactor.redactSecrets(`${u.origin}${u.pathname}`));
   } catch {
-    return redactor.scrub(label);
+    // Not a URL: a command or a configured server's name.
   }
+  return redactor.messageText(label);
 }
 
 async function probeOne(
@@ -54,7 +60,7 @@ async function probeOne(
         era: client.era,
         protocolVersion: client.protocolVersion,
         transport: client.transportMode,
-        attempts: 1,
+        attempts: client.attempts,
         eraHint: client.eraHint,
         elapsedMs: Math.round(performance.now() - started),
         stages,
@@ -77,7 +83,7 @@ async function probeOne(
         eraHint: "none",
         elapsedMs: Math.round(performance.now() - started),
         stages,
-        error: error.toJSON(),
+        error: error.recordFor(redactor),
       },
     };
   }

@@ -1,7 +1,6 @@
 import type { CallToolResult, Tool } from "../client/client.ts";
-import { Redactor, secretsOf } from "../errors/redact.ts";
+import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
-import type { ServerEntry } from "./config.ts";
 
 function oneLine(text: unknown, max: number): string {
   const s = typeof text === "string" ? text.replace(/\s+/g, " ").trim() : "";
@@ -28,8 +27,12 @@ export function styleFor(isTty: boolean, columns: number | undefined, env: NodeJ
 const bold = (style: Style, text: string) => (style.color ? `\x1b[1m${text}\x1b[22m` : text);
 const dim = (style: Style, text: string) => (style.color ? `\x1b[2m${text}\x1b[22m` : text);
 
-/** Rows as aligned columns, the last column cut to the terminal's width. */
-export function table(header: string[], rows: string[][], style: Style = PLAIN): string {
+/**
+ * Rows as aligned columns, the last column cut to the terminal's width. Every cell passes the
+ * terminal sanitizer first (widths are measured on what is shown); colour comes after.
+ */
+export function table(header: string[], rawRows: string[][], style: Style = PLAIN): string {
+  const rows = rawRows.map((r) => r.map((c) => terminalLine(c)));
   const widths = header.map((h, i) =>
     Math.min(40, Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length))),
   );
@@ -48,7 +51,7 @@ export function table(header: string[], rows: string[][], style: Style = PLAIN):
   return `${[head, ...body].join("\n")}\n`;
 }
 
-/** A tool's input schema as a compact signature: `name(a: string, b?: number)`. */
+/** A tool's input schema as a compact signature: `name(a: string, b?: number)`; raw server text, for `table`. */
 export function signature(tool: Tool): string {
   const schema = tool.inputSchema as { properties?: Record<string, { type?: unknown }>; required?: unknown };
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
@@ -68,10 +71,16 @@ export function renderTools(tools: Tool[], style: Style = PLAIN): string {
   );
 }
 
+/** A value shown inside one of our `[...]` labels: one line, sanitized. */
+function label(value: unknown): string {
+  return terminalLine(String(value ?? ""));
+}
+
+/** One content block as sanitized text: a text block keeps its lines, anything else is a one-line label. */
 function contentText(block: JsonValue): string {
   if (typeof block !== "object" || block === null || Array.isArray(block)) return "";
   const b = block as JsonObject;
-  if (b.type === "text" && typeof b.text === "string") return b.text;
+  if (b.type === "text" && typeof b.text === "string") return terminalBlock(b.text);
   if (
     b.type === "resource" &&
     typeof b.resource === "object" &&
@@ -79,17 +88,17 @@ function contentText(block: JsonValue): string {
     !Array.isArray(b.resource)
   ) {
     const r = b.resource as JsonObject;
-    return typeof r.text === "string" ? r.text : `[resource ${String(r.uri ?? "")}]`;
+    return typeof r.text === "string" ? terminalBlock(r.text) : `[resource ${label(r.uri)}]`;
   }
-  if (b.type === "resource_link") return `[resource link ${String(b.uri ?? "")}]`;
+  if (b.type === "resource_link") return `[resource link ${label(b.uri)}]`;
   const size = typeof b.data === "string" ? ` ${Math.floor((b.data.length * 3) / 4)} bytes` : "";
-  return `[${String(b.type ?? "content")}${typeof b.mimeType === "string" ? ` ${b.mimeType}` : ""}${size}]`;
+  return `[${label(b.type ?? "content")}${typeof b.mimeType === "string" ? ` ${label(b.mimeType)}` : ""}${size}]`;
 }
 
+/** A call's text content (sanitized); structured content alone is shown as terminal-safe JSON. */
 export function renderCall(result: CallToolResult): string {
   const text = result.content.map(contentText).join("\n");
-  if (text === "" && result.structuredContent)
-    return `${JSON.stringify(result.structuredContent, null, 2)}\n`;
+  if (text === "" && result.structuredContent) return `${terminalJson(result.structuredContent, 2)}\n`;
   return text.endsWith("\n") ? text : `${text}\n`;
 }
 
@@ -106,54 +115,20 @@ export function renderList(items: JsonObject[], key: "uri" | "name", style: Styl
   );
 }
 
-/** A resource read or a prompt: its text parts, one after another. */
+/** A resource read or a prompt: its text parts, one after another, sanitized. */
 export function renderText(result: JsonObject): string {
   const parts: string[] = [];
   for (const c of Array.isArray(result.contents) ? result.contents : []) {
     if (typeof c === "object" && c !== null && !Array.isArray(c)) {
       parts.push(
-        typeof c.text === "string" ? c.text : `[binary ${String(c.mimeType ?? "")} ${String(c.uri ?? "")}]`,
+        typeof c.text === "string" ? terminalBlock(c.text) : `[binary ${label(c.mimeType)} ${label(c.uri)}]`,
       );
     }
   }
   for (const m of Array.isArray(result.messages) ? result.messages : []) {
     if (typeof m === "object" && m !== null && !Array.isArray(m))
-      parts.push(`${String(m.role ?? "")}: ${contentText(m.content ?? null)}`);
+      parts.push(`${label(m.role)}: ${contentText(m.content ?? null)}`);
   }
   const text = parts.join("\n");
   return text.endsWith("\n") ? text : `${text}\n`;
-}
-
-/** Config entries with every secret redacted: env and header values, URL userinfo and query. */
-export function renderServers(servers: ServerEntry[], json: boolean, style: Style = PLAIN): string {
-  const shown = servers.map((s) => {
-    let target: string;
-    if (s.url) {
-      let url: URL | undefined;
-      try {
-        url = new URL(s.url);
-      } catch {
-        url = undefined;
-      }
-      if (url) {
-        if (url.username) url.username = "redacted";
-        if (url.password) url.password = "redacted";
-        for (const k of [...url.searchParams.keys()]) url.searchParams.set(k, "redacted");
-        target = url.toString();
-      } else target = "(invalid url)";
-      const r = new Redactor(secretsOf(undefined, s.headers));
-      target = r.scrub(target).replace(/\[url\]/g, target);
-    } else {
-      target = [s.command, ...(s.args ?? [])].join(" ");
-      target = new Redactor(Object.values(s.env ?? {})).scrub(target);
-    }
-    return { name: s.name, transport: s.transport, target, source: s.source };
-  });
-  if (json) return `${JSON.stringify({ servers: shown })}\n`;
-  if (shown.length === 0) return "(no servers configured)\n";
-  return table(
-    ["NAME", "TRANSPORT", "SOURCE", "TARGET"],
-    shown.map((s) => [s.name, s.transport, s.source, s.target]),
-    style,
-  );
 }

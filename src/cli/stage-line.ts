@@ -1,3 +1,4 @@
+import { terminalLine } from "../errors/terminal-text.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 
 /** How long establishment may take before the stage line appears. */
@@ -6,7 +7,8 @@ const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 
 /**
  * A one-line spinner on a terminal's stderr, naming the stage establishment is in, shown only
- * once it has taken longer than a moment and erased before anything else is written.
+ * once it has taken longer than a moment and erased before anything else is written. Its own
+ * control sequences (CR, erase line) are the only ones it writes: the stage name is sanitized.
  */
 export class StageLine {
   readonly #write: (text: string) => void;
@@ -31,7 +33,7 @@ export class StageLine {
     if (this.#done) return;
     this.#shown = true;
     this.#write(
-      `\r\x1b[K${FRAMES[this.#frame++ % FRAMES.length]} connecting: ${this.#stage.replace(/_/g, " ")}…`,
+      `\r\x1b[K${FRAMES[this.#frame++ % FRAMES.length]} connecting: ${terminalLine(this.#stage.replace(/_/g, " "))}…`,
     );
     this.#timer = setTimeout(() => this.#tick(), 80);
     this.#timer.unref();

@@ -1,44 +1,113 @@
+import { terminalLine } from "./terminal-text.ts";
+
 /**
- * Scrubbing of text that may carry secrets. Every string that reaches a message, a public field,
- * an event or CLI output passes through a Redactor first; the one place that knows what a secret
- * looks like is here.
+ * Scrubbing of text that may carry secrets: the one place that knows what a secret looks like.
+ * A Redactor holds the secrets one client (or one CLI run) was configured with and the ones it
+ * learns later (OAuth tokens), and applies two rules, for two kinds of text:
+ *
+ * - Messages (`scrub`, `messageText`, `serverText`): what we say about a failure, the server's
+ *   error text, `--debug` causes. X2 says they never carry URLs, credentials or environment
+ *   values, so here every known secret of 4 characters or more goes (the configured ones and the
+ *   ambient ones, see below), every http, https, ws and wss URL becomes `[url]` (its host may be
+ *   private and its query may hold a key), the userinfo of any other URI becomes `[redacted]`,
+ *   and a credential after an auth scheme word (`Bearer`, `Basic`, `Token`) goes when it looks
+ *   like one (see `credentialShaped`), so "no token is stored" stays a sentence. Other URIs
+ *   (`file:///home/x/notes.md`, `demo://resource/1`) stay: they name the user's own things.
+ * - Result output (`redactSecrets`, `redactDocument`): what the server returned, shown as a
+ *   table, text or `--json` document. Nothing is the client's to judge there except its own
+ *   secrets: every configured secret of 8 characters or more (S4), in the forms a server echoes
+ *   it back in (as is, URL-encoded, base64, base64url), becomes `[redacted]`; nothing else
+ *   changes, so ordinary words and the user's URIs stay readable and a document stays exact
+ *   apart from the secret. Shorter secrets would match ordinary words in content.
+ *
+ * Ambient values (the CLI's own environment, which a stdio server inherits) are scrubbed from
+ * messages only: most are paths and settings that results legitimately mention.
  */
 
-const URL_PATTERN = /\b[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^\s"'<>)]*/g;
-const AUTH_SCHEME_PATTERN = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]+/gi;
+const NETWORK_URL_PATTERN = /\b(?:https?|wss?):\/\/[^\s"'<>)]*/gi;
+/** `scheme://userinfo@` of any other URI; userinfo cannot hold `/`, `?` or `#`. */
+const USERINFO_PATTERN = /\b([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^\s"'<>/?#@]+@/g;
+/** A credential never ends in a full stop, so a sentence's last word keeps it. */
+const AUTH_SCHEME_PATTERN = /\b(Bearer|Basic|Token)(\s+)([A-Za-z0-9._~+/=-]*[A-Za-z0-9_~+/=-])/gi;
 const REDACTED = "[redacted]";
 /** Server text shown to users is cut to this many characters (after redaction). */
 export const MAX_SERVER_TEXT_CHARS = 300;
-/** Secrets shorter than this are not searched for: they would match ordinary words. */
+/** Secrets shorter than this are not searched for in messages: they would match ordinary words. */
 const MIN_SECRET_CHARS = 4;
+/** Secrets shorter than this are not searched for in result output (S4). */
+export const MIN_OUTPUT_SECRET_CHARS = 8;
 
-/** A secret and the forms servers echo it back in (URL-encoded, base64). */
-function formsOf(secrets: Iterable<string>): Set<string> {
+/**
+ * Whether the word after an auth scheme is a credential rather than prose: 8 characters or more
+ * and something a word does not have: a digit, one of `+/=._~`, or a capital letter after the
+ * first character (base64 of `user:pass` has no digit but mixes case). A hyphen alone does not
+ * count: "Bearer authentication-required" is prose.
+ */
+function credentialShaped(value: string): boolean {
+  return value.length >= 8 && (/[0-9+/=._~]/.test(value) || /[A-Z]/.test(value.slice(1)));
+}
+
+/** A secret and the forms servers echo it back in (URL-encoded, base64, base64url). */
+function formsOf(secrets: Iterable<string>, minChars: number): Set<string> {
   const all = new Set<string>();
   for (const s of secrets) {
-    if (typeof s !== "string" || s.length < MIN_SECRET_CHARS) continue;
+    if (typeof s !== "string" || s.length < minChars) continue;
     all.add(s);
     all.add(encodeURIComponent(s));
-    all.add(Buffer.from(s, "utf8").toString("base64").replace(/=+$/, ""));
+    const b64 = Buffer.from(s, "utf8").toString("base64").replace(/=+$/, "");
+    all.add(b64);
+    all.add(b64.replace(/\+/g, "-").replace(/\//g, "_"));
   }
   return all;
 }
 
 /** Longest first, so that a secret containing another is removed whole. */
 function longestFirst(all: Iterable<string>): string[] {
-  return [...all].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
+  return [...all].sort((a, b) => b.length - a.length);
+}
+
+function replaceAll(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const form of forms) {
+    if (out.includes(form)) out = out.split(form).join(REDACTED);
+  }
+  return out;
+}
+
+/** Cuts to `max` UTF-16 units without splitting a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text.charAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+export interface RedactorOptions {
+  /** Values scrubbed from messages only, never from result output (the CLI's environment). */
+  ambient?: Iterable<string>;
 }
 
 export class Redactor {
   #secrets: string[];
+  #ambient: string[];
+  /** Every form searched for in messages, longest first. */
+  #messageForms: string[] = [];
+  /** Every form searched for in result output, longest first. */
+  #outputForms: string[] = [];
 
-  constructor(secrets: Iterable<string> = []) {
-    this.#secrets = longestFirst(formsOf(secrets));
+  constructor(secrets: Iterable<string> = [], options: RedactorOptions = {}) {
+    this.#secrets = [...secrets].filter((s) => typeof s === "string");
+    this.#ambient = [...(options.ambient ?? [])].filter((s) => typeof s === "string");
+    this.#index();
+  }
+
+  #index(): void {
+    this.#messageForms = longestFirst(formsOf([...this.#secrets, ...this.#ambient], MIN_SECRET_CHARS));
+    this.#outputForms = longestFirst(formsOf(this.#secrets, MIN_OUTPUT_SECRET_CHARS));
   }
 
   /** A redactor that also knows these secrets. */
   with(secrets: Iterable<string>): Redactor {
-    return new Redactor([...this.#secrets, ...secrets]);
+    return new Redactor([...this.#secrets, ...secrets], { ambient: this.#ambient });
   }
 
   /**
@@ -47,48 +116,123 @@ export class Redactor {
    * is sent or received, so no error made afterwards can carry it.
    */
   learn(secrets: Iterable<string>): void {
-    const fresh = [...formsOf(secrets)].filter((s) => !this.#secrets.includes(s));
-    if (fresh.length > 0) this.#secrets = longestFirst([...this.#secrets, ...fresh]);
+    const fresh = [...secrets].filter(
+      (s) => typeof s === "string" && s.length >= MIN_SECRET_CHARS && !this.#secrets.includes(s),
+    );
+    if (fresh.length === 0) return;
+    this.#secrets.push(...fresh);
+    this.#index();
   }
 
-  /** Removes known secrets, URLs and credentials in auth-scheme form. */
+  /** For messages: removes known secrets (ambient ones too), network URLs, URI userinfo and auth-scheme credentials. */
   scrub(text: string): string {
-    let out = text;
-    for (const secret of this.#secrets) {
-      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    }
-    return out.replace(URL_PATTERN, "[url]").replace(AUTH_SCHEME_PATTERN, `$1 ${REDACTED}`);
+    return replaceAll(text, this.#messageForms)
+      .replace(NETWORK_URL_PATTERN, "[url]")
+      .replace(USERINFO_PATTERN, `$1${REDACTED}@`)
+      .replace(AUTH_SCHEME_PATTERN, (whole, scheme: string, space: string, value: string) =>
+        credentialShaped(value) ? `${scheme}${space}${REDACTED}` : whole,
+      );
   }
 
-  /** Server-supplied text: control characters folded, scrubbed, then truncated. */
+  /** A message for a record or a terminal: scrubbed, then one line with every control visible. */
+  messageText(text: string): string {
+    return terminalLine(this.scrub(text)).trim();
+  }
+
+  /** Server-supplied text in a message (`rpcMessage`, an offered version): `messageText`, truncated. */
   serverText(text: unknown): string | undefined {
     if (typeof text !== "string") return undefined;
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-    const flat = text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
-    const scrubbed = this.scrub(flat);
-    return scrubbed.length > MAX_SERVER_TEXT_CHARS
-      ? `${scrubbed.slice(0, MAX_SERVER_TEXT_CHARS)}…`
-      : scrubbed;
+    return cut(this.messageText(text), MAX_SERVER_TEXT_CHARS);
+  }
+
+  /** For result output: only configured secrets of 8 characters or more, in their echoed forms. */
+  redactSecrets(text: string): string {
+    return replaceAll(text, this.#outputForms);
+  }
+
+  /**
+   * A result document with `redactSecrets` applied to every string in it, keys included; the
+   * structure is rebuilt, never re-parsed, so the document stays exact apart from the secrets.
+   */
+  redactDocument<T>(value: T): T {
+    if (this.#outputForms.length === 0) return value;
+    return this.#walk(value, 0) as T;
+  }
+
+  #walk(value: unknown, depth: number): unknown {
+    if (typeof value === "string") return this.redactSecrets(value);
+    // Results arrive through a depth-bounded decoder; this bound only guards against cycles.
+    if (typeof value !== "object" || value === null || depth > 1_000) return value;
+    if (Array.isArray(value)) return value.map((v) => this.#walk(v, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[this.redactSecrets(k)] = this.#walk(v, depth + 1);
+    return out;
   }
 }
 
-/** Knows no configured secrets, but still strips URLs and auth-scheme credentials. */
+/** Knows no configured secrets, but still strips network URLs and auth-scheme credentials. */
 export const baseRedactor = new Redactor();
 
-/** The values in a header map and a URL that count as secrets (header values, userinfo, query values). */
+/**
+ * The values in a header map and a URL that count as secrets: header values (and the credential
+ * after an auth scheme, and a Basic credential's decoded `user:password` and password), URL
+ * userinfo and query values.
+ */
 export function secretsOf(url: URL | undefined, headers: Record<string, string> | undefined): string[] {
   const out: string[] = [];
   if (headers) {
     for (const value of Object.values(headers)) {
+      if (typeof value !== "string") continue;
       out.push(value);
-      const scheme = /^\s*\S+\s+(\S+)\s*$/.exec(value);
-      if (scheme?.[1]) out.push(scheme[1]);
+      const scheme = /^\s*(\S+)\s+(\S+)\s*$/.exec(value);
+      if (scheme?.[2]) {
+        out.push(scheme[2]);
+        if (scheme[1]!.toLowerCase() === "basic") {
+          const decoded = Buffer.from(scheme[2], "base64").toString("utf8");
+          const colon = decoded.indexOf(":");
+          if (colon >= 0) out.push(decoded, decoded.slice(colon + 1));
+        }
+      }
     }
   }
   if (url) {
-    if (url.username) out.push(decodeURIComponent(url.username));
-    if (url.password) out.push(decodeURIComponent(url.password));
+    if (url.username) out.push(safeDecode(url.username));
+    if (url.password) out.push(safeDecode(url.password));
     for (const [, value] of url.searchParams) out.push(value);
   }
   return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Environment variable names whose values are credentials (`GITHUB_TOKEN`, `DB_PASSWORD`, `OPENAI_API_KEY`). */
+const CREDENTIAL_NAME = /TOKEN|SECRET|PASSW(?:OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|COOKIE/i;
+
+/**
+ * What a process environment contributes to a redactor. A stdio server inherits the whole
+ * environment, so a value it could echo is worth hiding, in two tiers:
+ * - `secrets`: values of 8 characters or more under a credential-looking name; redacted
+ *   everywhere, results included, like configured secrets.
+ * - `ambient`: any other value of 8 characters or more with both letters and digits (keys under
+ *   innocent names, hosts, versions); scrubbed from messages only, since results legitimately
+ *   mention paths such as `$HOME` and settings such as `$LANG`.
+ */
+export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): {
+  secrets: string[];
+  ambient: string[];
+} {
+  const secrets: string[] = [];
+  const ambient: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== "string" || value.length < MIN_OUTPUT_SECRET_CHARS) continue;
+    if (CREDENTIAL_NAME.test(name)) secrets.push(value);
+    else if (/[A-Za-z]/.test(value) && /\d/.test(value)) ambient.push(value);
+  }
+  return { secrets, ambient };
 }

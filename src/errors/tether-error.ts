@@ -10,13 +10,13 @@ export interface TetherErrorInit {
   reason: string;
   stage: Stage;
   phase: Phase;
-  /** Written by us; it is scrubbed all the same. Never a lower layer's message. */
+  /** Written by us; it is scrubbed and sanitized all the same. Never a lower layer's message. */
   message: string;
   limits?: Limits;
   observedBytes?: number;
   httpStatus?: number;
   rpcCode?: number;
-  /** The server's own error text; truncated and redacted before it is stored. */
+  /** The server's own error text; redacted, sanitized for a terminal and truncated before it is stored. */
   rpcMessage?: string;
   attempt?: number;
   effect?: CallEffect;
@@ -79,7 +79,8 @@ export class TetherError extends Error {
 
   constructor(init: TetherErrorInit) {
     const redactor = init.redactor ?? baseRedactor;
-    super(redactor.scrub(init.message), init.cause === undefined ? undefined : { cause: init.cause });
+    // Scrubbed and made one clean line here, so no holder of the error can print it raw.
+    super(redactor.messageText(init.message), init.cause === undefined ? undefined : { cause: init.cause });
     this.code = init.code;
     this.reason = init.reason;
     this.stage = init.stage;
@@ -115,6 +116,18 @@ export class TetherError extends Error {
     if (this.limits) record.limits = { ...this.limits };
     if (this.rpcMessage !== undefined) record.rpcMessage = this.rpcMessage;
     if (this.effect !== undefined) record.effect = this.effect;
+    return record;
+  }
+
+  /**
+   * The record as shown by a holder that may know more secrets than the error's maker did (the
+   * CLI knows its environment and the OAuth tokens it stored): `message` and `rpcMessage` are
+   * scrubbed once more with that redactor.
+   */
+  recordFor(redactor: Redactor): ErrorRecord {
+    const record = this.toJSON();
+    record.message = redactor.messageText(record.message);
+    if (record.rpcMessage !== undefined) record.rpcMessage = redactor.serverText(record.rpcMessage);
     return record;
   }
 
