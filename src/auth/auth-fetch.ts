@@ -63,9 +63,11 @@ function learnFromJson(bytes: Uint8Array, redactor: Redactor): void {
 
 /**
  * The fetch handed to oauth4webapi as its `[customFetch]`: the caller's fetch, on the deadline's
- * signal, refusing non-HTTPS endpoints, with every response body read through a byte ceiling (a
- * declared length above it is refused unread) and handed on as a new Response built from the
- * bounded bytes. Credentials in requests and responses are learned by the redactor on the way.
+ * signal, refusing non-HTTPS endpoints, under the transports' redirect policy (a redirect to
+ * another origin is refused before anything reaches it; a same-origin one is followed a bounded
+ * number of times), with every response body read through a byte ceiling (a declared length
+ * above it is refused unread) and handed on as a new Response built from the bounded bytes.
+ * Credentials in requests and responses are learned by the redactor on the way.
  */
 export function authFetch(ctx: AuthFetchContext) {
   return async (
@@ -83,7 +85,7 @@ export function authFetch(ctx: AuthFetchContext) {
     const response = await fetchOrFail(
       ctx.fetch,
       target,
-      { method: init.method, headers: init.headers, body: body as Body, redirect: "manual" },
+      { method: init.method, headers: init.headers, body: body as Body },
       ctx.signal,
       where,
     );

@@ -62,7 +62,7 @@ function privateKey(value: unknown): JsonWebKey | undefined {
  */
 export function resolveAuth(
   value: AuthOptions | undefined,
-  target: { kind: "http" | "stdio"; headers?: Record<string, string> },
+  target: { kind: "http" | "stdio"; headers?: Record<string, string>; urlCredentials?: boolean },
   clientName: string,
   secrets: string[],
 ): ResolvedAuth | undefined {
@@ -78,11 +78,14 @@ export function resolveAuth(
       "invalid_option",
       "auth is for HTTP servers; a stdio server takes credentials from its environment",
     );
-  if (target.headers && Object.keys(target.headers).some((h) => h.toLowerCase() === "authorization"))
+  // URL credentials are sent as Basic on every request; OAuth would replace them with a bearer.
+  if (target.urlCredentials)
     throw configError(
       "conflicting_options",
-      "an Authorization header (or URL credentials) cannot be combined with auth",
+      "URL credentials (user:password@) cannot be combined with auth (OAuth); give one of them",
     );
+  if (target.headers && Object.keys(target.headers).some((h) => h.toLowerCase() === "authorization"))
+    throw configError("conflicting_options", "an Authorization header cannot be combined with auth");
   const grant = value.grant ?? "authorization_code";
   if (grant !== "authorization_code" && grant !== "client_credentials")
     throw configError("invalid_option", "auth.grant must be authorization_code or client_credentials");

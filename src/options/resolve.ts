@@ -162,6 +162,60 @@ function budget(
   };
 }
 
+/** Whether a URL carries credentials in its userinfo (`user:password@`). */
+export function hasUrlCredentials(url: string | URL): boolean {
+  try {
+    const u = new URL(String(url));
+    return u.username !== "" || u.password !== "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The secrets URL userinfo amounts to: the user name, the password and the Basic credentials made
+ * of them (as sent, and bare). Empty for a URL without userinfo or one that does not parse.
+ */
+export function urlCredentialSecrets(url: string | URL): string[] {
+  try {
+    const u = new URL(String(url));
+    if (u.username === "" && u.password === "") return [];
+    const user = decodeURIComponent(u.username);
+    const password = decodeURIComponent(u.password);
+    const basic = Buffer.from(`${user}:${password}`, "utf8").toString("base64");
+    return [user, password, `Basic ${basic}`, basic].filter((v) => v !== "");
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * URL userinfo as `Authorization: Basic` (RFC 7617, UTF-8), the way curl sends it, and the URL
+ * stripped of it: fetch refuses URLs with credentials, and the URL is never where a secret
+ * travels. An explicit Authorization header as well is ambiguous, so it is refused by name.
+ */
+function basicFromUserinfo(url: URL, headers: Record<string, string>): string | undefined {
+  if (url.username === "" && url.password === "") return undefined;
+  if (Object.keys(headers).some((h) => h.toLowerCase() === "authorization"))
+    throw configError(
+      "conflicting_options",
+      "URL credentials (user:password@) cannot be combined with an Authorization header; give one of them",
+    );
+  let user: string;
+  let password: string;
+  try {
+    user = decodeURIComponent(url.username);
+    password = decodeURIComponent(url.password);
+  } catch {
+    throw configError("invalid_target", "url credentials (user:password@) are not valid percent-encoding");
+  }
+  if (user.includes(":"))
+    throw configError("invalid_target", "url credentials: the user name cannot contain a colon (RFC 7617)");
+  url.username = "";
+  url.password = "";
+  return `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}`;
+}
+
 function target(o: ConnectOptions): ResolvedTarget {
   if ((o.url === undefined) === (o.command === undefined)) {
     throw configError(
@@ -184,15 +238,8 @@ function target(o: ConnectOptions): ResolvedTarget {
       throw configError("invalid_option", "transport must be auto, streamable-http or sse");
     }
     const headers = { ...stringRecord("headers", o.headers) };
-    // Credentials in the URL's userinfo become a Basic header; they never travel in the URL.
-    if (url.username || url.password) {
-      const basic = Buffer.from(
-        `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
-      ).toString("base64");
-      headers.authorization ??= `Basic ${basic}`;
-      url.username = "";
-      url.password = "";
-    }
+    const basic = basicFromUserinfo(url, headers);
+    if (basic) headers.authorization = basic;
     return { kind: "http", url, headers, transport };
   }
   if (typeof o.command !== "string" || o.command.trim() === "") {
@@ -247,7 +294,12 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     ...(t.kind === "stdio" && t.env ? Object.values(t.env) : []),
   ];
   const clientInfo = o.clientInfo ?? CLIENT_INFO;
-  const auth = resolveAuth(o.auth, t, clientInfo.name, secrets);
+  const auth = resolveAuth(
+    o.auth,
+    { ...t, urlCredentials: o.url !== undefined && hasUrlCredentials(o.url) },
+    clientInfo.name,
+    secrets,
+  );
   const discovery = budget("discovery", o.discovery, base);
   const redactor = new Redactor(secrets);
   const fetch = o.deps?.fetch ?? globalThis.fetch;

@@ -3,9 +3,9 @@ import type { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
-import { raceAbort } from "../lifecycle/abort.ts";
 import { Interrupt, interruptOf } from "../lifecycle/interrupt.ts";
 import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
+import { fetchWithPolicy } from "./fetch-policy.ts";
 import { type BodyKind, HttpRejection } from "./http-rejection.ts";
 
 export type FetchFn = typeof fetch;
@@ -75,7 +75,8 @@ export async function rejectionOf(response: Response, signal: AbortSignal): Prom
 }
 
 /**
- * Runs fetch and maps its failure: an abort passes through as the signal's reason (an Interrupt);
+ * Runs fetch under the redirect policy (fetch-policy.ts) and maps its failure: an abort passes
+ * through as the signal's reason (an Interrupt); a refused redirect is already a TetherError;
  * anything else is a network failure, classified by errno, never by message.
  */
 export async function fetchOrFail(
@@ -86,8 +87,7 @@ export async function fetchOrFail(
   where: { stage: "http_request" | "sse_endpoint"; phase: "discovery" | "call"; redactor: Redactor },
 ): Promise<Response> {
   try {
-    // Raced against the signal too: a caller-provided fetch that ignores its signal cannot hold us.
-    return await raceAbort(fetchFn(url, { ...init, signal }), signal);
+    return await fetchWithPolicy(fetchFn, url, init, signal, where);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     // A fetch wrapper of ours (authorization) reports its own failures and its own time limits.

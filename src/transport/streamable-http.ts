@@ -3,7 +3,7 @@ import type { Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
-import { linkSignals, raceAbort, sleep } from "../lifecycle/abort.ts";
+import { linkSignals, sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
 import {
@@ -13,6 +13,7 @@ import {
   boundedChunks,
   readBoundedText,
 } from "./byte-budget.ts";
+import { fetchWithPolicy } from "./fetch-policy.ts";
 import {
   asTransportError,
   discard,
@@ -342,13 +343,12 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     const timer = this.#o.clock.setTimeout(() => controller.abort(), SESSION_DELETE_TIMEOUT_MS);
     try {
       // Raced against the timer too: a caller's fetch that ignores its signal cannot hold close().
-      const response = await raceAbort(
-        this.#o.fetch(this.#o.url, {
-          method: "DELETE",
-          headers: { ...this.#o.headers, ...this.#sessionHeaders() },
-          signal: controller.signal,
-        }),
+      const response = await fetchWithPolicy(
+        this.#o.fetch,
+        this.#o.url,
+        { method: "DELETE", headers: { ...this.#o.headers, ...this.#sessionHeaders() } },
         controller.signal,
+        { stage: "close", phase: "call", redactor: this.#o.redactor },
       );
       discard(response);
     } catch (error) {
