@@ -1,11 +1,15 @@
 import type { Phase, Stage } from "../errors/codes.ts";
-import { closedError, failureFrom, limitError } from "../errors/failures.ts";
+import { closedError, failureFrom, limitError, tooDeepError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { asTetherError, type TetherError } from "../errors/tether-error.ts";
 import { forCall } from "../errors/to-public.ts";
+import { type Clock, realClock } from "../lifecycle/clock.ts";
+import { MAX_JSON_DEPTH } from "../options/limits.ts";
 import { Listeners, type Transport, type Unsubscribe } from "../transport/transport.ts";
+import { INBOUND_LIMITS, type InboundDrops, InboundGate, type InboundLimits } from "./inbound-gate.ts";
 import {
   isNotification,
+  isRefused,
   isRequest,
   type JsonObject,
   type JsonRpcId,
@@ -29,8 +33,8 @@ function attribute(
   return forCall(error, where);
 }
 
-/** Server requests answered at once; more are refused until some finish, so a server cannot pile them up. */
-export const MAX_SERVER_REQUESTS = 16;
+/** Ceiling for what the server returns for one of our answers (on HTTP, the POST's body). */
+const ANSWER_MAX_BYTES = 64 * 1024;
 
 export interface RequestOptions {
   /** Bounds the wait; its abort reason is what the request rejects with. */
@@ -67,14 +71,28 @@ export interface SessionOptions {
   maxFrameBytes: number;
   /**
    * Answers a server request other than `ping`; undefined means we do not serve that method
-   * (it is refused with -32601).
+   * (it is refused with -32601). The signal aborts when the session closes.
    */
   serve?: (method: string, params: JsonObject, signal: AbortSignal) => Promise<JsonObject> | undefined;
-  /** Ceiling for the bytes of one answer we send back. */
-  maxAnswerBytes?: number;
   /** Told once, when the session starts closing, with the closure error. */
   onClosed?: (closure: TetherError) => void;
+  /**
+   * Told what the server sent past the bounds on server-initiated traffic (counts only): at the
+   * first drop, then at most once a second, and when the session starts closing (before `onClosed`).
+   */
+  onInboundDropped?: (drops: InboundDrops) => void;
+  /** Time for the inbound rate budget (default: real time). */
+  clock?: Pick<Clock, "now">;
+  /** The bounds on server-initiated traffic (default: INBOUND_LIMITS; tests narrow them). */
+  inboundLimits?: InboundLimits;
 }
+
+/**
+ * How long a `notifications/cancelled` may take to go out (on HTTP, its POST to be accepted). It is
+ * a share of the cleanup grace: close() waits for it before closing the transport, whose own
+ * disposal (a legacy session's DELETE, a stdio server's shutdown) still fits in what is left.
+ */
+export const CANCEL_NOTICE_GRACE_MS = 500;
 
 /**
  * One JSON-RPC conversation over one transport: ids, the pending map, and an explicit state.
@@ -87,8 +105,14 @@ export class Session {
   #nextId = 1;
   #pending = new Map<JsonRpcId, Pending>();
   #closure: TetherError | undefined;
-  /** Server requests being answered right now (bounded by MAX_SERVER_REQUESTS). */
-  #serving = 0;
+  /** Admission for everything the server starts: server requests, our answers, notifications. */
+  readonly #inbound: InboundGate;
+  /**
+   * Progress tokens of requests we sent, to the request's id: progress for a request still
+   * pending is part of its reply (bounded by its own budgets), not server-initiated traffic.
+   * Tokens of settled requests are swept lazily, so the map stays near the pending map's size.
+   */
+  readonly #progressOwners = new Map<string | number, JsonRpcId>();
   #closing: Promise<void> | undefined;
   readonly #life = new AbortController();
   readonly #unsubscribe: Unsubscribe[];
@@ -102,6 +126,11 @@ export class Session {
   constructor(transport: Transport, options: SessionOptions) {
     this.transport = transport;
     this.#options = options;
+    this.#inbound = new InboundGate(
+      options.clock ?? realClock,
+      (drops) => options.onInboundDropped?.(drops),
+      options.inboundLimits ?? INBOUND_LIMITS,
+    );
     this.#unsubscribe = [
       transport.onMessage((m, bytes) => this.#receive(m, bytes)),
       transport.onClose((error) => void this.close(error)),
@@ -136,6 +165,7 @@ export class Session {
     if (this.#closure) return Promise.reject(this.#closure);
     if (options.signal.aborted) return Promise.reject(options.signal.reason);
     const id = this.#nextId++;
+    this.#expectProgress(params, id);
     const message: JsonRpcRequest = { jsonrpc: "2.0", id, method };
     if (params !== undefined) message.params = params;
     return new Promise<Reply>((resolve, reject) => {
@@ -182,13 +212,29 @@ export class Session {
     await this.transport.send(message, { signal, maxBytes: 64 * 1024, headers });
   }
 
+  /** Cancellation notices on their way out; close() lets them finish before the transport goes. */
+  readonly #cancelNotices = new Set<Promise<void>>();
+
+  /**
+   * Tells the server we abandoned request `id`. The notice is bounded by its own grace rather than
+   * by the session's life: the caller typically closes right after giving up, and the notice must
+   * still reach the server (on HTTP it is a POST of its own).
+   */
   #sendCancel(id: JsonRpcId): void {
     if (this.#closure) return;
-    this.notify(
+    const bound = new AbortController();
+    const timer = setTimeout(() => bound.abort(), CANCEL_NOTICE_GRACE_MS);
+    const notice: Promise<void> = this.notify(
       "notifications/cancelled",
       { requestId: id, reason: "cancelled by the client" },
-      this.#life.signal,
-    ).catch(() => {});
+      bound.signal,
+    )
+      .catch(() => {})
+      .finally(() => {
+        clearTimeout(timer);
+        this.#cancelNotices.delete(notice);
+      });
+    this.#cancelNotices.add(notice);
   }
 
   #receive(received: JsonRpcMessage, bytes: number): void {
@@ -211,7 +257,7 @@ export class Session {
       return;
     }
     if (isNotification(message)) {
-      this.notifications.emit(message);
+      if (this.#isSolicited(message) || this.#inbound.admitNotification()) this.notifications.emit(message);
       return;
     }
     if (message.id === null) {
@@ -238,49 +284,79 @@ export class Session {
       );
       return;
     }
+    if (isRefused(message)) {
+      const where = { stage: this.stage, phase: this.phase, redactor: this.#options.redactor };
+      entry.reject(tooDeepError(where, MAX_JSON_DEPTH, message.answered));
+      return;
+    }
     if ("error" in message) entry.reject(new RpcReplyError(message.error));
     else entry.resolve({ result: message.result, bytes });
   }
 
-  /** We declare no client capabilities: `ping` is answered, anything else is refused with -32601. */
+  /**
+   * `ping` is answered; a method the application serves goes to its handler; anything else is
+   * refused with -32601. Whatever the outcome, the request and its answer hold one place in the
+   * inbound gate until our send settles; a request the gate turns away is dropped unanswered,
+   * since under a flood an answer is the work to avoid.
+   */
   #answerServerRequest(request: JsonRpcRequest): void {
+    const slot = this.#inbound.admitRequest();
+    if (!slot) return;
     const send = (reply: JsonRpcMessage) => {
-      if (this.#closure) return;
-      this.transport.send(reply, { signal: this.#life.signal, maxBytes: 64 * 1024 }).catch(() => {});
+      if (this.#closure || slot.signal.aborted) {
+        slot.release();
+        return;
+      }
+      this.transport
+        .send(reply, { signal: slot.signal, maxBytes: ANSWER_MAX_BYTES })
+        .then(slot.release, slot.release);
     };
     if (request.method === "ping") {
       send({ jsonrpc: "2.0", id: request.id, result: {} });
       return;
     }
-    const answer =
-      this.#serving < MAX_SERVER_REQUESTS
-        ? this.#options.serve?.(request.method, request.params ?? {}, this.#life.signal)
-        : undefined;
+    let answer: Promise<JsonObject> | undefined;
+    try {
+      answer = this.#options.serve?.(request.method, request.params ?? {}, slot.signal);
+    } catch (error) {
+      // A serve that throws instead of rejecting still answers, and gives its place back.
+      answer = Promise.reject(error);
+    }
     if (!answer) {
-      const busy = this.#serving >= MAX_SERVER_REQUESTS && this.#options.serve !== undefined;
-      send({
-        jsonrpc: "2.0",
-        id: request.id,
-        error: busy
-          ? { code: -32603, message: "Too many requests in flight" }
-          : { code: -32601, message: "Method not found" },
-      });
+      send({ jsonrpc: "2.0", id: request.id, error: { code: -32601, message: "Method not found" } });
       return;
     }
-    this.#serving++;
-    answer
-      .then(
-        (result) => send({ jsonrpc: "2.0", id: request.id, result }),
-        () =>
-          send({
-            jsonrpc: "2.0",
-            id: request.id,
-            error: { code: -32603, message: "The client could not answer" },
-          }),
-      )
-      .finally(() => {
-        this.#serving--;
-      });
+    answer.then(
+      (result) => send({ jsonrpc: "2.0", id: request.id, result }),
+      () =>
+        send({
+          jsonrpc: "2.0",
+          id: request.id,
+          error: { code: -32603, message: "The client could not answer" },
+        }),
+    );
+  }
+
+  /** Remembers a request's progress token, sweeping those of settled requests now and then. */
+  #expectProgress(params: JsonObject | undefined, id: JsonRpcId): void {
+    const meta = params?._meta;
+    if (typeof meta !== "object" || meta === null || Array.isArray(meta)) return;
+    const token = meta.progressToken;
+    if (typeof token !== "string" && typeof token !== "number") return;
+    if (this.#progressOwners.size >= 2 * this.#pending.size + 16) {
+      for (const [t, owner] of this.#progressOwners)
+        if (!this.#pending.has(owner)) this.#progressOwners.delete(t);
+    }
+    this.#progressOwners.set(token, id);
+  }
+
+  /** Progress for a request still waiting: part of that request's reply, not the server's own traffic. */
+  #isSolicited(notification: JsonRpcNotification): boolean {
+    if (notification.method !== "notifications/progress") return false;
+    const token = notification.params?.progressToken;
+    if (typeof token !== "string" && typeof token !== "number") return false;
+    const owner = this.#progressOwners.get(token);
+    return owner !== undefined && this.#pending.has(owner);
   }
 
   /**
@@ -298,6 +374,7 @@ export class Session {
             where,
           );
     this.#state = "closing";
+    this.#inbound.close(this.#closure);
     try {
       this.#options.onClosed?.(this.#closure);
     } catch {
@@ -309,7 +386,12 @@ export class Session {
     for (const u of this.#unsubscribe) u();
     this.notifications.clear();
     this.#life.abort();
-    this.#closing = this.transport.close(cause === undefined ? undefined : "failure").then(
+    // A cancellation notice still on its way is the server's only word that a call was abandoned
+    // (S7): the transport stays up until it is through, within CANCEL_NOTICE_GRACE_MS.
+    const notices = [...this.#cancelNotices];
+    const closeTransport = () => this.transport.close(cause === undefined ? undefined : "failure");
+    const closed = notices.length === 0 ? closeTransport() : Promise.all(notices).then(closeTransport);
+    this.#closing = closed.then(
       () => {
         this.#state = "closed";
       },

@@ -49,7 +49,17 @@ export type LifecycleEvent =
       rpcCode?: number;
       cancellation?: CancellationSource;
     })
-  | (Base & { type: "closed"; closure: ClosureCategory });
+  | (Base & { type: "closed"; closure: ClosureCategory })
+  | (Base & {
+      type: "inbound_dropped";
+      /**
+       * What the server sent past the bounds on server-initiated traffic since the previous
+       * report: requests left unanswered and notifications not delivered. Reported at the first
+       * drop, then at most once a second, and at close.
+       */
+      requests: number;
+      notifications: number;
+    });
 
 const channel = diagnostics.channel(DIAGNOSTICS_CHANNEL);
 

@@ -3,6 +3,7 @@ import { closedError, limitError, networkError, protocolError } from "../errors/
 import type { Redactor } from "../errors/redact.ts";
 import { decodeFrame } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
+import { raceAbort } from "../lifecycle/abort.ts";
 import { ByteCeilingExceeded } from "./byte-budget.ts";
 import { type ChildOptions, type SpawnFn, startChild, stopChild } from "./child-process.ts";
 import { LineFramer } from "./line-framer.ts";
@@ -26,6 +27,11 @@ export class StdioTransport extends TransportBase implements Transport {
   #child: ChildProcess | undefined;
   #closing: Promise<void> | undefined;
   #framer: LineFramer;
+  /**
+   * Settles when stdin drains (or the channel fails): one `drain` listener however many sends
+   * wait on a full pipe, so a server that stops reading cannot pile listeners onto its stdin.
+   */
+  #drained: Promise<void> | undefined;
 
   constructor(options: StdioTransportOptions) {
     super();
@@ -95,27 +101,23 @@ export class StdioTransport extends TransportBase implements Transport {
     const ok = stdin.write(`${JSON.stringify(message)}\n`);
     if (ok) return;
     // Back-pressure: wait for the pipe to drain, for the channel to fail, or for the caller.
-    await new Promise<void>((resolve, reject) => {
+    this.#drained ??= new Promise<void>((resolve, reject) => {
       const done = () => {
         stdin.off("drain", onDrain);
         unsubscribe();
-        ctx.signal.removeEventListener("abort", onAbort);
+        this.#drained = undefined;
       };
       const onDrain = () => {
         done();
         resolve();
-      };
-      const onAbort = () => {
-        done();
-        reject(ctx.signal.reason);
       };
       const unsubscribe = this.onClose((error) => {
         done();
         reject(error);
       });
       stdin.once("drain", onDrain);
-      ctx.signal.addEventListener("abort", onAbort, { once: true });
     });
+    await raceAbort(this.#drained, ctx.signal);
   }
 
   close(reason?: "failure"): Promise<void> {

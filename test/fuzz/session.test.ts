@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { closedError } from "../../src/errors/failures.ts";
 import { baseRedactor } from "../../src/errors/redact.ts";
 import { TetherError } from "../../src/errors/tether-error.ts";
+import { INBOUND_LIMITS } from "../../src/jsonrpc/inbound-gate.ts";
 import {
   asMessage,
   isFailure,
@@ -24,7 +25,7 @@ import {
   type JsonRpcMessage,
   RpcReplyError,
 } from "../../src/jsonrpc/messages.ts";
-import { MAX_SERVER_REQUESTS, Session } from "../../src/jsonrpc/session.ts";
+import { Session } from "../../src/jsonrpc/session.ts";
 import { FakeTransport } from "./fake-transport.ts";
 import { fuzz } from "./fuzz-config.ts";
 import { messageLike } from "./rpc-values.ts";
@@ -56,8 +57,8 @@ type Action =
   | { t: "message"; raw: Body; bytes: number }
   | { t: "notify"; method: string; bytes: number; near: number | null }
   | { t: "serverRequest"; method: string; id: string | number; bytes: number; near: number | null }
-  /** Several server requests of one method in a row (to fill the serving slots). */
-  | { t: "burst"; method: string; count: number }
+  /** Several server requests (or notifications) in a row, to fill the inbound gate's slots and bucket. */
+  | { t: "burst"; method: string; count: number; notify: boolean }
   | { t: "transportFail" }
   | { t: "close" };
 
@@ -158,6 +159,8 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       t: fc.constant("burst" as const),
       method: fc.constantFrom("hang/forever", "ok/echo", "ping", "other"),
       count: fc.integer({ min: 1, max: 20 }),
+      /** Notifications instead of requests (they share the inbound bucket). */
+      notify: fc.boolean(),
     }),
   },
   { weight: 1, arbitrary: fc.constant({ t: "transportFail" as const }) },
@@ -171,6 +174,11 @@ const scenario = fc.record({
   serves: fc.boolean(),
   open: fc.boolean(),
   careless: fc.boolean(),
+  /** The inbound gate's bounds: small ones often, so drops happen; the defaults sometimes. */
+  inbound: fc.oneof(
+    fc.record({ maxInFlight: fc.integer({ min: 1, max: 20 }), burst: fc.integer({ min: 1, max: 60 }) }),
+    fc.constant({ maxInFlight: INBOUND_LIMITS.maxInFlight, burst: INBOUND_LIMITS.burst }),
+  ),
 });
 
 // ---------------------------------------------------------------- model
@@ -211,12 +219,16 @@ async function run(s: {
   serves: boolean;
   open: boolean;
   careless: boolean;
+  inbound: { maxInFlight: number; burst: number };
 }): Promise<void> {
   const transport = new FakeTransport(s.careless);
   const session = new Session(transport, {
     redactor: baseRedactor,
     maxFrameBytes: s.maxFrameBytes,
     serve: s.serves ? (method) => serve(method) : undefined,
+    // Time stands still: the inbound bucket holds its burst for the whole run, never refilled.
+    clock: { now: () => 0 },
+    inboundLimits: { ...INBOUND_LIMITS, ...s.inbound },
   });
   if (s.open) {
     session.markOpen();
@@ -232,7 +244,9 @@ async function run(s: {
 
   const requests: Tracked[] = [];
   let nextId = 1;
-  let serving = 0;
+  /** The inbound gate: tokens left, handlers that never answer (slots held for good). */
+  let tokens = s.inbound.burst;
+  let hanging = 0;
   let closure: TetherError | undefined;
   let closing: Promise<void> | undefined;
   let sentSeen = 0;
@@ -273,8 +287,11 @@ async function run(s: {
   /**
    * What the session must do with one admitted message: the answers it must send at once go to
    * `now`, those a handler's promise produces go to `later` (sent after the step's synchronous ones).
+   * A server request holds a slot until its answer's send settles: within one step (a burst is
+   * delivered synchronously) nothing settles, so every request admitted in the step holds one.
    */
-  let settlingServes = 0;
+  let admittedThisStep = 0;
+  let hangingThisStep = 0;
   const receive = (m: JsonRpcMessage, bytes: number, now: Body[], later: Body[]): void => {
     if (closure) return;
     if ((isRequest(m) || isNotification(m)) && bytes > s.maxFrameBytes) {
@@ -286,26 +303,20 @@ async function run(s: {
       return;
     }
     if (isRequest(m)) {
+      // Past the bound on work in flight, or with the bucket empty: dropped unanswered.
+      if (hanging + admittedThisStep >= s.inbound.maxInFlight || tokens < 1) return;
+      tokens--;
+      admittedThisStep++;
       if (m.method === "ping") {
         now.push({ jsonrpc: "2.0", id: m.id, result: {} });
         return;
       }
-      if (s.serves && serving >= MAX_SERVER_REQUESTS) {
-        now.push({
-          jsonrpc: "2.0",
-          id: m.id,
-          error: { code: -32603, message: "Too many requests in flight" },
-        });
-        return;
-      }
       // A result that also carries `method`: the guards call it a request (see decode.test.ts).
       const kind = s.serves ? String(m.method).split("/")[0] : undefined;
-      if (kind === "ok" || kind === "fail" || kind === "hang") serving++;
+      if (kind === "hang") hangingThisStep++;
       if (kind === "ok") {
-        settlingServes++;
         later.push({ jsonrpc: "2.0", id: m.id, result: { echoed: m.method } });
       } else if (kind === "fail") {
-        settlingServes++;
         later.push({
           jsonrpc: "2.0",
           id: m.id,
@@ -317,6 +328,9 @@ async function run(s: {
       return;
     }
     if (isNotification(m)) {
+      // Notifications share the bucket; past it they are dropped.
+      if (tokens < 1) return;
+      tokens--;
       expectedNotified.push(m.method);
       return;
     }
@@ -332,9 +346,11 @@ async function run(s: {
 
   const check = async (step: string, expectedSends: Body[]) => {
     await flush();
-    // Handlers that answered (or failed) have finished by now and given back their slots.
-    serving -= settlingServes;
-    settlingServes = 0;
+    // Answers sent in the step have settled by now and given back their slots; handlers that
+    // never answer keep theirs.
+    hanging += hangingThisStep;
+    hangingThisStep = 0;
+    admittedThisStep = 0;
     const sends = transport.sent.slice(sentSeen).map((x) => wire(x.message));
     sentSeen = transport.sent.length;
     assert.deepEqual(sends, wire(expectedSends), `${step}: what the session sent`);
@@ -473,7 +489,9 @@ async function run(s: {
       }
       case "burst": {
         for (let i = 0; i < a.count; i++) {
-          const m: JsonRpcMessage = { jsonrpc: "2.0", id: `burst-${n}-${i}`, method: a.method, params: {} };
+          const m: JsonRpcMessage = a.notify
+            ? { jsonrpc: "2.0", method: `notifications/${a.method}`, params: {} }
+            : { jsonrpc: "2.0", id: `burst-${n}-${i}`, method: a.method, params: {} };
           transport.deliver(m, 1);
           receive(m, 1, sends, later);
         }
