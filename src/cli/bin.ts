@@ -1,9 +1,48 @@
+import { interruptError } from "../errors/failures.ts";
+import { Interrupt } from "../lifecycle/interrupt.ts";
+import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
+import { EXIT_STATUS } from "./exit-codes.ts";
 import { main } from "./main.ts";
 
+/**
+ * After the first SIGINT or SIGTERM, how long the orderly shutdown may take: the call is cancelled
+ * and the connection closed within its cleanup grace; the rest is room for a slow machine.
+ */
+const INTERRUPTED_EXIT_MS = 2 * CLEANUP_GRACE_MS;
+
+/**
+ * The first signal cancels: the call in flight is abandoned (with a cancellation notice to the
+ * server) and the connection closed, the server's whole process tree with it. A second signal, or
+ * a shutdown that overruns, exits at once; the exit itself kills what is left of any server tree.
+ * SIGHUP (the terminal went away) counts too: a stdio server runs in its own session and no longer
+ * hears the terminal, so we are the ones who end it.
+ */
 const controller = new AbortController();
-const onSignal = (name: string) => () => controller.abort(new Error(name));
-process.once("SIGINT", onSignal("SIGINT"));
-process.once("SIGTERM", onSignal("SIGTERM"));
+let finished = false;
+let interrupted = false;
+const onSignal = (name: NodeJS.Signals) => {
+  if (interrupted) {
+    exitNow(name);
+    return;
+  }
+  interrupted = true;
+  controller.abort(new Error(name));
+  setTimeout(() => exitNow(name), INTERRUPTED_EXIT_MS).unref();
+};
+const signals: NodeJS.Signals[] = process.platform === "win32" ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+for (const name of signals) process.on(name, onSignal);
+
+/** Exits now with the one error record, unless main already finished and wrote its own. */
+function exitNow(name: NodeJS.Signals): void {
+  if (finished) return;
+  finished = true;
+  const error = interruptError(new Interrupt("caller", "cancelled", undefined, new Error(name)), {
+    stage: "close",
+    phase: "call",
+  });
+  process.stderr.write(`${JSON.stringify(error.toJSON())}\n`);
+  process.exit(EXIT_STATUS.cancelled);
+}
 
 const out: (string | Uint8Array)[] = [];
 const status = await main(process.argv.slice(2), {
@@ -23,6 +62,7 @@ const status = await main(process.argv.slice(2), {
   columns: process.stdout.columns,
   signal: controller.signal,
 });
+finished = true;
 // Output is written whole, at the end, so a failure never leaves anything partial on stdout.
 const whole = Buffer.concat(out.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
 process.stdout.write(whole, () => process.exit(status));

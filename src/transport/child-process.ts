@@ -1,14 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { OWN_GROUP, ProcessTree } from "./process-tree.ts";
 
 /** After stdin closes, how long a server gets to exit by itself before SIGTERM. */
 export const STDIN_CLOSE_GRACE_MS = 500;
-/** After SIGTERM, how long a server gets before SIGKILL. */
+/** After SIGTERM to its process group, how long a server and its helpers get before SIGKILL. */
 export const SIGTERM_GRACE_MS = 1000;
+/** After SIGKILL, how long the kernel gets to take the tree down before close() stops waiting. */
+export const KILL_REAP_MS = 250;
 /**
  * The most any shutdown of ours can take beyond the deadline that triggered it: the two graces
- * above, plus a little for the kernel to reap the killed process.
+ * above, plus a little for the kernel to reap the killed processes.
  */
-export const CLEANUP_GRACE_MS = STDIN_CLOSE_GRACE_MS + SIGTERM_GRACE_MS + 250;
+export const CLEANUP_GRACE_MS = STDIN_CLOSE_GRACE_MS + SIGTERM_GRACE_MS + KILL_REAP_MS;
 
 export type SpawnFn = typeof spawn;
 
@@ -59,13 +62,20 @@ export interface ChildOptions {
   stderr: "ignore" | "inherit";
 }
 
+/** Each started server's process tree, for the one shutdown path to end whole. */
+const trees = new WeakMap<ChildProcess, ProcessTree>();
+
 export function startChild(options: ChildOptions, spawnFn: SpawnFn = spawn): ChildProcess {
-  return spawnFn(options.command, [...options.args], {
+  const child = spawnFn(options.command, [...options.args], {
     cwd: options.cwd,
     env: { ...inheritedEnv(options.inheritEnv ?? "safe"), ...options.env },
     stdio: ["pipe", "pipe", options.stderr],
     windowsHide: true,
+    // A process group of its own (POSIX): see OWN_GROUP.
+    detached: OWN_GROUP,
   });
+  trees.set(child, new ProcessTree(child));
+  return child;
 }
 
 function exited(child: ChildProcess): boolean {
@@ -86,10 +96,34 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
+/** The first and the longest pause between two looks at the rest of a group whose leader exited. */
+const GROUP_POLL_FIRST_MS = 5;
+const GROUP_POLL_MAX_MS = 100;
+
 /**
- * The one shutdown path for a server process: close stdin and wait, then SIGTERM and wait, then
- * SIGKILL. With `graceful: false` (a failed or expired establishment) it skips the stdin wait.
- * Resolves once the process has exited (or could not be signalled at all).
+ * Waits up to `ms` for the whole tree to be gone: the server's exit is an event; the rest of its
+ * group has none that reaches us, so it is looked at again at growing intervals.
+ */
+async function waitTreeGone(child: ChildProcess, tree: ProcessTree, ms: number): Promise<boolean> {
+  const until = performance.now() + ms;
+  if (!(await waitExit(child, ms))) return false;
+  let pause = GROUP_POLL_FIRST_MS;
+  while (tree.running()) {
+    const left = until - performance.now();
+    if (left <= 0) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    pause = Math.min(pause * 2, GROUP_POLL_MAX_MS);
+  }
+  return true;
+}
+
+/**
+ * The one shutdown path for a server process and everything it started: close stdin and wait for
+ * the server to exit, then SIGTERM to its whole process group and wait, then SIGKILL to the group.
+ * With `graceful: false` (a failed or expired establishment, a lost channel) it skips the stdin
+ * wait. A server that already exited by itself may have left helpers in its group: they get the
+ * same SIGTERM, then SIGKILL. Resolves once the tree is gone, or once SIGKILL was sent and
+ * KILL_REAP_MS passed.
  */
 export async function stopChild(
   child: ChildProcess,
@@ -103,16 +137,23 @@ export async function stopChild(
       onError(e);
     }
   };
-  attempt(() => {
-    child.stdin?.end();
-    child.stdin?.destroy();
-  });
-  if (exited(child) || child.pid === undefined) return;
-  if (graceful && (await waitExit(child, STDIN_CLOSE_GRACE_MS))) return;
-  // A signal that cannot be sent is reported, and the next step is still taken.
-  attempt(() => child.kill("SIGTERM"));
-  if (await waitExit(child, SIGTERM_GRACE_MS)) return;
-  attempt(() => child.kill("SIGKILL"));
-  if (!(await waitExit(child, 250)) && child.pid !== undefined)
-    attempt(() => process.kill(child.pid!, "SIGKILL"));
+  // Ended, not destroyed: a last message written just before (a cancellation) still goes out.
+  attempt(() => child.stdin?.end());
+  const tree = trees.get(child) ?? new ProcessTree(child);
+  try {
+    if (child.pid === undefined || (exited(child) && !tree.running())) return;
+    if (graceful && (await waitExit(child, STDIN_CLOSE_GRACE_MS)) && !tree.running()) return;
+    attempt(() => child.stdin?.destroy());
+    // A signal that cannot be sent is reported, and the next step is still taken.
+    tree.signal("SIGTERM", onError);
+    if (await waitTreeGone(child, tree, SIGTERM_GRACE_MS)) return;
+    tree.signal("SIGKILL", onError);
+    if (await waitTreeGone(child, tree, KILL_REAP_MS)) return;
+    // Past SIGKILL nothing more can be sent: a process stuck in the kernel must not hold our
+    // event loop open after close().
+    child.unref();
+  } finally {
+    attempt(() => child.stdin?.destroy());
+    tree.release();
+  }
 }
