@@ -44,5 +44,16 @@ export type ClosureCategory =
 /** Who cancelled, when something was cancelled. */
 export type CancellationSource = "caller" | "deadline" | "signal";
 
-/** Whether a call may have had its effect on the server. */
-export type CallEffect = "none" | "unknown";
+/**
+ * Whether a call may have had its effect on the server: `none` (it never left, or the server
+ * refused it), `unknown` (it left and no readable answer came back), `done` (the server answered
+ * with a result: it ran, even if the result itself was refused).
+ */
+export type CallEffect = "none" | "unknown" | "done";
+
+/**
+ * Why a redirect was refused (code `connection`): `redirect_refused` (another origin, a non-HTTP(S)
+ * target, a missing or invalid Location, or a redirect that would turn a request with a body into
+ * a GET), `too_many_redirects` (more same-origin hops than the fetch policy follows).
+ */
+export type RedirectReason = "redirect_refused" | "too_many_redirects";

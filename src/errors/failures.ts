@@ -3,7 +3,7 @@
  * and numbers only; server text goes to `rpcMessage`, redacted and truncated by the constructor.
  */
 import { Interrupt } from "../lifecycle/interrupt.ts";
-import type { CallEffect, ClosureCategory, Phase, Stage } from "./codes.ts";
+import type { CallEffect, ClosureCategory, Phase, RedirectReason, Stage } from "./codes.ts";
 import { baseRedactor, type Redactor } from "./redact.ts";
 import { type Limits, TetherError } from "./tether-error.ts";
 
@@ -81,6 +81,22 @@ export function closedError(
 
 export function protocolError(where: Where, reason: string, message: string, cause?: unknown): TetherError {
   return new TetherError({ ...where, code: "protocol", reason, message, cause });
+}
+
+/**
+ * A reply nested deeper than the client admits (`too_deep`). It arrived, so the failure is the
+ * server's message, not the channel: a result means the request ran (`done`), an error leaves
+ * the effect to whoever reports the request.
+ */
+export function tooDeepError(where: Where, maxJsonDepth: number, answered: "result" | "error"): TetherError {
+  return new TetherError({
+    ...where,
+    code: "protocol",
+    reason: "too_deep",
+    message: `the server's reply was nested more than ${maxJsonDepth} levels deep`,
+    limits: { maxJsonDepth },
+    effect: answered === "result" ? "done" : where.effect,
+  });
 }
 
 export function configError(reason: string, message: string, cause?: unknown): TetherError {
@@ -165,12 +181,38 @@ export function httpStatusError(
   });
 }
 
+/**
+ * A redirect the fetch policy would not follow (another origin, a non-HTTP(S) target, no usable
+ * Location, a method change, too many hops). Nothing was sent to the target, and the message
+ * names neither address. A security failure: a fresh attempt would be redirected the same way.
+ */
+export function redirectError(
+  where: Where,
+  reason: RedirectReason,
+  message: string,
+  httpStatus: number,
+): TetherError {
+  return new TetherError({ ...where, code: "connection", reason, message, httpStatus, security: true });
+}
+
+/** The error codes of TLS failures (handshake, certificates, OpenSSL): one rule for errors and recovery. */
+const TLS_CODE = /^(ERR_TLS|ERR_SSL|ERR_OSSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED)|CERT/;
+
+/** Whether an error code (`err.code`) names a TLS failure. */
+export function isTlsCode(code: string | undefined): boolean {
+  return code !== undefined && (TLS_CODE.test(code) || code === "EPROTO");
+}
+
+/** Whether an error code names a failed host-name lookup. */
+export function isDnsCode(code: string | undefined): boolean {
+  return code === "ENOTFOUND" || code === "EAI_AGAIN";
+}
+
 /** Network-level failures of fetch: refused, reset, DNS, TLS. Never looks at message text. */
 export function networkError(where: Where, cause: unknown): TetherError {
   const code = errnoOf(cause);
-  const dns = code === "ENOTFOUND" || code === "EAI_AGAIN";
-  const tls =
-    code !== undefined && (/^ERR_TLS|^ERR_SSL|CERT|^DEPTH_ZERO|^SELF_SIGNED/.test(code) || code === "EPROTO");
+  const dns = isDnsCode(code);
+  const tls = isTlsCode(code);
   const reason = dns
     ? "dns"
     : tls

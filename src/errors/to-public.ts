@@ -40,11 +40,13 @@ export function toPublicError(error: unknown, where: Where): TetherError {
 
 /**
  * The same failure attributed to a call: a new error (its own stage, phase and effect) whose
- * cause is the original, so one shared closure error is never mutated per caller.
+ * cause is the original, so one shared closure error is never mutated per caller. A call whose
+ * effect would be `unknown` keeps `done` when the failure itself proves the server answered
+ * with a result (a reply that arrived and was refused).
  */
 export function forCall(error: TetherError, where: Where): TetherError {
-  if (error.stage === where.stage && error.phase === where.phase && error.effect === where.effect)
-    return error;
+  const effect = where.effect === "unknown" && error.effect === "done" ? "done" : where.effect;
+  if (error.stage === where.stage && error.phase === where.phase && error.effect === effect) return error;
   return new TetherError({
     code: error.code,
     reason: error.reason,
@@ -56,7 +58,7 @@ export function forCall(error: TetherError, where: Where): TetherError {
     httpStatus: error.httpStatus,
     rpcCode: error.rpcCode,
     rpcMessage: error.rpcMessage,
-    effect: where.effect,
+    effect,
     closure: error.closure,
     cancellation: error.cancellation,
     security: error.security,

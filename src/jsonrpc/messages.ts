@@ -35,7 +35,20 @@ export interface JsonRpcFailure {
   error: JsonRpcErrorObject;
 }
 
-export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
+/**
+ * A reply the decoder would not admit (nested past MAX_JSON_DEPTH), reduced to its envelope: the
+ * request it answers fails with a typed error rather than waiting on. It never carries the
+ * server's value. `answered` says whether the server sent a result (the request took effect)
+ * or an error.
+ */
+export interface JsonRpcRefusedReply {
+  jsonrpc: "2.0";
+  id: JsonRpcId;
+  refused: "too_deep";
+  answered: "result" | "error";
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure | JsonRpcRefusedReply;
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -108,6 +121,27 @@ export function asMessages(value: unknown): JsonRpcMessage[] | undefined {
   }
   const m = asMessage(value);
   return m ? [m] : undefined;
+}
+
+/**
+ * The replies in a refused frame's envelope (one message or a batch), each reduced to a
+ * JsonRpcRefusedReply. Anything else in it (requests, notifications, replies without a usable
+ * id) is left out.
+ */
+export function refusedRepliesIn(envelope: unknown, refused: "too_deep"): JsonRpcRefusedReply[] {
+  const out: JsonRpcRefusedReply[] = [];
+  for (const item of Array.isArray(envelope) ? envelope : [envelope]) {
+    if (!isObject(item) || item.jsonrpc !== "2.0" || "method" in item || !isId(item.id)) continue;
+    const hasResult = "result" in item;
+    const hasError = "error" in item;
+    if (hasResult === hasError) continue;
+    out.push({ jsonrpc: "2.0", id: item.id, refused, answered: hasResult ? "result" : "error" });
+  }
+  return out;
+}
+
+export function isRefused(m: JsonRpcMessage): m is JsonRpcRefusedReply {
+  return "refused" in m;
 }
 
 export function isRequest(m: JsonRpcMessage): m is JsonRpcRequest {

@@ -26,3 +26,21 @@ export const LIMITS = {
 } as const;
 
 export type LimitName = keyof typeof LIMITS;
+
+/**
+ * Longest `nextCursor` a listing follows, in characters. Cursors are opaque tokens the server
+ * hands back to itself: an offset or a database continuation token in base64, tens to a few
+ * thousand characters. The bound is generous for those and still a speck beside the byte
+ * ceilings, so a server cannot make every page of a listing carry megabytes there and back.
+ */
+export const MAX_CURSOR_CHARS = 16_384;
+
+/**
+ * Deepest nesting of arrays and objects in one received message, the envelope included (a
+ * tool's `structuredContent` sits at level 3). MCP messages are shallow; 128 is the default
+ * recursion limit of serde_json (the Rust SDK's parser) and twice System.Text.Json's default
+ * (the C# SDK's), so a deeper message already fails elsewhere, and it sits far below the depth
+ * at which code that walks a value recursively (redaction, schema validation, JSON.stringify)
+ * runs out of stack.
+ */
+export const MAX_JSON_DEPTH = 128;

@@ -13,6 +13,7 @@ import {
   asMessages,
   isFailure,
   isNotification,
+  isRefused,
   isRequest,
   isResponse,
   type JsonRpcMessage,
@@ -35,6 +36,12 @@ function assertWellFormed(m: JsonRpcMessage): void {
     if (isRequest(m)) assert.ok(isId(m.id), `request id ${JSON.stringify(m.id)}`);
     return;
   }
+  if (isRefused(m)) {
+    // A reply refused for its depth: only the id it answers and what kind of answer it was.
+    assert.ok(isId(m.id), `refused reply id ${JSON.stringify(m.id)}`);
+    assert.deepEqual(Object.keys(m).sort(), ["answered", "id", "jsonrpc", "refused"]);
+    return;
+  }
   if (isFailure(m)) {
     assert.ok(m.id === null || isId(m.id), `error id ${JSON.stringify(m.id)}`);
     assert.ok(Number.isInteger(m.error.code), `error code ${m.error.code}`);
@@ -50,7 +57,7 @@ function assertOutcome(r: DecodeResult): void {
     assert.ok(r.messages.length > 0, "an admitted frame holds at least one message");
     for (const m of r.messages) assertWellFormed(m);
   } else {
-    assert.ok(["invalid_utf8", "invalid_json", "not_jsonrpc"].includes(r.reason), r.reason);
+    assert.ok(["invalid_utf8", "invalid_json", "not_jsonrpc", "too_deep"].includes(r.reason), r.reason);
   }
 }
 
@@ -160,9 +167,9 @@ test("100k-deep nesting anywhere in a frame is decoded or refused, never thrown"
     ),
     fuzz(16, 500),
   );
-  // An array nested 100k deep as a batch member: a value that is no message, not a crash.
+  // An array nested 100k deep as a batch member: refused for its depth before it is parsed.
   assert.deepEqual(decodeText(`[${deepText(100_000, "array", "bare")}]`), {
     ok: false,
-    reason: "not_jsonrpc",
+    reason: "too_deep",
   });
 });
