@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { networkError } from "../errors/failures.ts";
+import { baseRedactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { Interrupt } from "../lifecycle/interrupt.ts";
 import { HttpRejection } from "../transport/http-rejection.ts";
-import { classifyForRecovery, primaryOf } from "./recovery.ts";
+import { classifyForRecovery, isFatal, primaryOf } from "./recovery.ts";
 
 const te = (init: Partial<ConstructorParameters<typeof TetherError>[0]>) =>
   new TetherError({
@@ -100,4 +102,42 @@ test("C6: the primary error is caller cancellation, then security, then the firs
   assert.equal(primaryOf([first, reset()]), first);
   assert.equal(primaryOf([first, sec]), sec);
   assert.equal(primaryOf([first, sec, cancel]), cancel);
+});
+
+test("C6: a fatal failure on a later attempt is the primary; the deadline and throttling are not fatal", () => {
+  const first = reset();
+  const mismatch = te({ code: "protocol", reason: "version_mismatch" });
+  const modernRefusal = te({ code: "remote_error", reason: "rpc_error", rpcCode: -32021 });
+  const late = te({ code: "timeout", reason: "deadline_exceeded" });
+  const throttled = te({ code: "throttled", reason: "http_429", httpStatus: 429 });
+  assert.equal(primaryOf([first, mismatch]), mismatch);
+  assert.equal(primaryOf([first, modernRefusal]), modernRefusal);
+  assert.equal(primaryOf([first, late]), first);
+  assert.equal(primaryOf([first, throttled]), first);
+  assert.equal(isFatal(te({ code: "config", reason: "invalid_option" })), true);
+  assert.equal(isFatal(first), false);
+  const own = new AppSecurityError("x");
+  const wrapped = te({ reason: "network", cause: own });
+  assert.equal(
+    isFatal(wrapped, (e) => e instanceof AppSecurityError),
+    true,
+  );
+  assert.equal(
+    primaryOf([first, wrapped], (e) => e instanceof AppSecurityError),
+    wrapped,
+  );
+});
+
+test("R4, X4: a TLS failure is labelled tls by the error and by recovery alike, OpenSSL codes included", () => {
+  for (const code of [
+    "ERR_OSSL_EVP_BAD_DECRYPT",
+    "ERR_TLS_CERT_ALTNAME_INVALID",
+    "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+    "EPROTO",
+  ]) {
+    const cause = Object.assign(new Error("x"), { code });
+    const e = networkError({ stage: "http_request", phase: "discovery", redactor: baseRedactor }, cause);
+    assert.equal(e.reason, "tls", code);
+    assert.deepEqual(classifyForRecovery(cause), { eligible: false, why: "tls" }, code);
+  }
 });

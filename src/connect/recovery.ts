@@ -1,5 +1,5 @@
 import type { CancellationSource, ClosureCategory, ErrorCode, Stage } from "../errors/codes.ts";
-import { errnoOf } from "../errors/failures.ts";
+import { errnoOf, isDnsCode, isTlsCode } from "../errors/failures.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { RpcReplyError } from "../jsonrpc/messages.ts";
 import { Interrupt } from "../lifecycle/interrupt.ts";
@@ -63,8 +63,6 @@ export function causeTree(error: unknown): unknown[] {
   return out;
 }
 
-const TLS_CODE = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/;
-
 /** Why one member of the tree forbids a fresh attempt, or undefined if it does not. */
 function veto(e: unknown, isSecurityError: ((error: unknown) => boolean) | undefined): string | undefined {
   try {
@@ -97,8 +95,8 @@ function veto(e: unknown, isSecurityError: ((error: unknown) => boolean) | undef
     return undefined;
   }
   const code = errnoOf(e);
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "dns";
-  if (code !== undefined && TLS_CODE.test(code)) return "tls";
+  if (isDnsCode(code)) return "dns";
+  if (isTlsCode(code)) return "tls";
   return undefined;
 }
 
@@ -141,15 +139,38 @@ export function classifyForRecovery(error: unknown, isSecurityError?: (error: un
 }
 
 /**
- * Which failure to report, per C6: caller cancellation first, then a security or fatal failure,
- * then the first attempt's failure. Identity is kept: the chosen error is one of those given.
+ * Whether a failure is fatal in the sense of C6: no later attempt could have gone differently
+ * (credentials refused, a version mismatch, a modern refusal, configuration, DNS or TLS, an
+ * internal fault, or what the application marks as its own security failure). The overall
+ * deadline and throttling are not: they say when recovery stopped, not what was wrong.
  */
-export function primaryOf(failures: TetherError[]): TetherError {
+export function isFatal(failure: TetherError, isSecurityError?: (error: unknown) => boolean): boolean {
+  const verdict = classifyForRecovery(failure, isSecurityError);
+  return !verdict.eligible && !NOT_FATAL.has(verdict.why);
+}
+
+/** Reasons a failure is ineligible that say nothing about what went wrong on the server's side. */
+const NOT_FATAL: ReadonlySet<string> = new Set([
+  "not_transient",
+  "cancelled",
+  "deadline",
+  "deadline_exceeded",
+  "throttled",
+  "http_429",
+]);
+
+/**
+ * Which failure to report, per C6: caller cancellation first, then a fatal failure (the one that
+ * stopped recovery, on whichever attempt it came), then the first attempt's failure. Identity is
+ * kept: the chosen error is one of those given.
+ */
+export function primaryOf(
+  failures: TetherError[],
+  isSecurityError?: (error: unknown) => boolean,
+): TetherError {
   return (
     failures.find((f) => f.code === "cancelled" && f.cancellation === "caller") ??
-    failures.find(
-      (f) => f.security || f.code === "unauthorized" || f.code === "forbidden" || f.code === "internal",
-    ) ??
+    failures.find((f) => isFatal(f, isSecurityError)) ??
     failures[0]!
   );
 }

@@ -30,11 +30,6 @@ export function atLeast(version: string, floor: ProtocolVersion): boolean {
   return r !== -1 && r >= rank(floor);
 }
 
-/** Known versions at or below `ceiling`, newest first. */
-export function versionsUpTo(ceiling: ProtocolVersion): ProtocolVersion[] {
-  return KNOWN_VERSIONS.filter((v) => rank(v) <= rank(ceiling)).reverse();
-}
-
 /** The newest version in `offered` that we know and that is at or below `ceiling`. */
 export function bestCommon(
   offered: readonly unknown[],
