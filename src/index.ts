@@ -6,9 +6,58 @@ export type {
   TokenStore,
 } from "./auth/token-store.ts";
 export { clientKey, configDir, FileTokenStore, MemoryTokenStore, serverKey } from "./auth/token-store.ts";
-export type { CallOptions, CallToolResult, OperationOptions, Progress, Tool } from "./client/client.ts";
-export { Client } from "./client/client.ts";
+export type {
+  CallOptions,
+  Client,
+  CompletionArgument,
+  CompletionContext,
+  ListKind,
+  OperationOptions,
+  Progress,
+  TaskCallOptions,
+  TaskRequest,
+  TaskRunOptions,
+} from "./client/api.ts";
 export type { ClientHandlers, HandlerContext } from "./client/handlers.ts";
+export type { NotificationHandler } from "./client/notification-hub.ts";
+export type { OutputValidator, OutputVerdict } from "./client/output-schema.ts";
+export type {
+  Annotations,
+  AudioContent,
+  BlobResourceContents,
+  CallToolResult,
+  CompleteResult,
+  CompletionRef,
+  ContentBlock,
+  CreateTaskResult,
+  EmbeddedResource,
+  GetPromptResult,
+  Icon,
+  ImageContent,
+  JsonObject,
+  JsonValue,
+  LoggingLevel,
+  LoggingMessage,
+  Page,
+  Prompt,
+  PromptArgument,
+  PromptMessage,
+  ReadResourceResult,
+  Resource,
+  ResourceContents,
+  ResourceLink,
+  ResourceTemplate,
+  ResourceUpdate,
+  Role,
+  ServerNotification,
+  Task,
+  TaskStatus,
+  TextContent,
+  TextResourceContents,
+  Tool,
+  ToolAnnotations,
+} from "./client/results.ts";
+export { LOGGING_LEVELS } from "./client/results.ts";
 export { connect } from "./connect/connect.ts";
 export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./connect/recovery.ts";
 export type {

@@ -1,6 +1,12 @@
 import type { JsonObject } from "../jsonrpc/messages.ts";
+import { raceAbort, timeoutSignal } from "../lifecycle/abort.ts";
+import type { Clock } from "../lifecycle/clock.ts";
+import { Interrupt } from "../lifecycle/interrupt.ts";
 
-/** What a handler is told besides the request: a signal that aborts when the answer is no longer wanted. */
+/**
+ * What a handler is told besides the request: a signal that aborts when the answer is no longer
+ * wanted (the connection is closing, or the call phase's time budget for an answer has passed).
+ */
 export interface HandlerContext {
   signal: AbortSignal;
 }
@@ -10,6 +16,13 @@ export interface HandlerContext {
  * (legacy: in `initialize`; modern: in every request's `_meta`) and used both for server
  * requests (legacy) and for `input_required` rounds (2026-07-28). Without one, a server that
  * asks anyway is refused (`-32601`), or in a modern round an elicitation is declined.
+ *
+ * Server requests pass the session's inbound gate first (src/jsonrpc/inbound-gate.ts): at most
+ * MAX_INBOUND_IN_FLIGHT handlers and answers at once, within a shared per-second budget. A
+ * request past either is dropped unanswered: a flooding server cannot run handlers past them.
+ * Each handler then runs under the call phase's time budget, like a call: when it passes, the
+ * handler's signal aborts and the server is answered with an error, so a handler that never
+ * settles gives its place in the gate back.
  */
 export interface ClientHandlers {
   /** `elicitation/create`: return `{ action: "accept", content }`, `{ action: "decline" }` or `{ action: "cancel" }`. */
@@ -20,7 +33,10 @@ export interface ClientHandlers {
   roots?: (context: HandlerContext) => Promise<JsonObject> | JsonObject;
 }
 
-/** The client capabilities the handlers amount to. */
+/**
+ * The client capabilities the handlers amount to: only what the application provides. Nothing is
+ * declared for tasks: this client does not run tasks for servers.
+ */
 export function capabilitiesOf(handlers: ClientHandlers | undefined): JsonObject {
   const caps: JsonObject = {};
   if (handlers?.elicitation) caps.elicitation = {};
@@ -67,4 +83,35 @@ export function handlerFor(
     return (_params, context) => roots(context);
   }
   return undefined;
+}
+
+/** The bound a server request's handler runs under. */
+export interface HandlerBound {
+  clock: Clock;
+  /** The call phase's time budget, in ms. */
+  timeoutMs: number;
+}
+
+/**
+ * Serves one server request with the application's handler, under `bound`: the handler's signal
+ * aborts when the session closes (`signal`) or the budget passes, and the answer is abandoned
+ * then (the session answers the server with an error). Undefined when no handler serves `method`.
+ */
+export function serveBounded(
+  handlers: ClientHandlers | undefined,
+  method: string,
+  params: JsonObject,
+  signal: AbortSignal,
+  bound: HandlerBound,
+): Promise<JsonObject> | undefined {
+  const handler = handlerFor(handlers, method);
+  if (!handler) return undefined;
+  const limit = timeoutSignal(
+    bound.clock,
+    bound.timeoutMs,
+    new Interrupt("deadline", "deadline_exceeded", bound.timeoutMs),
+    signal,
+  );
+  const answer = Promise.resolve().then(() => handler(params, { signal: limit.signal }));
+  return raceAbort(answer, limit.signal).finally(limit.dispose);
 }

@@ -1,4 +1,6 @@
-import { Client } from "../client/client.ts";
+import type { Client } from "../client/api.ts";
+import { type ClientExtras, ConnectedClient } from "../client/client.ts";
+import { outputValidationOf } from "../client/output-schema.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { toPublicError } from "../errors/to-public.ts";
 import { callerSignal, raceAbort, sleep } from "../lifecycle/abort.ts";
@@ -6,7 +8,7 @@ import { Deadline } from "../lifecycle/deadline.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { type ResolvedOptions, resolveOptions } from "../options/resolve.ts";
 import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
-import type { TransportMode } from "../transport/transport.ts";
+import type { Era, TransportMode } from "../transport/transport.ts";
 import { Attempt } from "./establish.ts";
 import { type AttemptFailure, classifyForRecovery, primaryOf } from "./recovery.ts";
 
@@ -18,6 +20,7 @@ import { type AttemptFailure, classifyForRecovery, primaryOf } from "./recovery.
  */
 export async function connect(options: ConnectOptions): Promise<Client> {
   const o = resolveOptions(options);
+  const extras: ClientExtras = { validateOutput: outputValidationOf(options.validateOutput) };
   const caller = callerSignal(options.signal);
   const deadline = new Deadline(o.clock, o.discovery.timeoutMs, caller.signal);
   const mode: TransportMode =
@@ -25,20 +28,21 @@ export async function connect(options: ConnectOptions): Promise<Client> {
   const failures: TetherError[] = [];
   try {
     for (let n = 1; ; n++) {
+      const seen: { era?: Era } = {};
       try {
-        return await attemptOnce(o, deadline, n, mode);
+        return await attemptOnce(o, deadline, n, mode, seen, extras);
       } catch (error) {
         const failure = error as TetherError;
         failure.attempt = n;
         failures.push(failure);
-        let stop = await nextStep(o, deadline, failure, n, mode);
+        let stop = await nextStep(o, deadline, failure, n, mode, seen.era);
         if (stop instanceof TetherError) {
           // Cancelled (or out of time) during the back-off: that outcome is reported too.
           failures.push(stop);
           stop = stop.code === "cancelled" ? "cancelled" : "deadline";
         }
         if (stop) {
-          const primary = primaryOf(failures);
+          const primary = primaryOf(failures, o.recovery.isSecurityError);
           primary.attempts = n;
           primary.laterFailures = failures.filter((f) => f !== primary);
           if (o.recovery.maxAttempts > 1) primary.recoveryStopped = stop;
@@ -58,13 +62,15 @@ async function attemptOnce(
   deadline: Deadline,
   n: number,
   mode: TransportMode,
+  seen: { era?: Era },
+  extras: ClientExtras,
 ): Promise<Client> {
   o.events.emit({ type: "attempt_start", elapsedMs: deadline.elapsedMs(), mode, attempt: n });
   const attempt = new Attempt(o, deadline, n);
-  let client: Client | undefined;
+  let client: ConnectedClient | undefined;
   try {
     const established = await attempt.run();
-    client = new Client(established, o);
+    client = new ConnectedClient(established, o, { ...extras, attempts: n });
     if (o.prefetchTools) {
       // The establishment deadline's signal bounds the listing; the budget it reports is the whole one.
       await client.listTools({ signal: deadline.signal, timeoutMs: o.discovery.timeoutMs });
@@ -98,6 +104,7 @@ async function attemptOnce(
             phase: "discovery",
             redactor: o.redactor,
           });
+    seen.era = attempt.era;
     if (client) await client.close();
     o.events.emit({
       type: "attempt_end",
@@ -124,6 +131,7 @@ async function nextStep(
   failure: TetherError,
   n: number,
   mode: TransportMode,
+  era: Era | undefined,
 ): Promise<string | TetherError | undefined> {
   const verdict = classifyForRecovery(failure, o.recovery.isSecurityError);
   let stop: string | undefined;
@@ -138,7 +146,7 @@ async function nextStep(
       code: failure.code,
       reason: failure.reason,
       mode,
-      era: undefined,
+      era,
       httpStatus: failure.httpStatus,
       rpcCode: failure.rpcCode,
       closure: failure.closure,

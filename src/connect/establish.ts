@@ -1,5 +1,5 @@
 import { authorizedFetch } from "../auth/authorized-fetch.ts";
-import { handlerFor } from "../client/handlers.ts";
+import { serveBounded } from "../client/handlers.ts";
 import type { Stage } from "../errors/codes.ts";
 import { protocolError } from "../errors/failures.ts";
 import { TetherError } from "../errors/tether-error.ts";
@@ -53,6 +53,8 @@ export interface Established {
   stages: StageTiming[];
   /** Whether a remembered era shortened detection: `used`, `dropped` (it proved wrong) or `none`. */
   eraHint: "used" | "dropped" | "none";
+  /** Which attempt succeeded (1 unless recovery made a fresh one). */
+  attempt: number;
 }
 
 function isObject(v: unknown): v is JsonObject {
@@ -79,6 +81,8 @@ export class Attempt {
   readonly stages: StageTiming[] = [];
   /** The stage in progress or last entered: where a failure is reported. */
   stage: Stage = "spawn";
+  /** The era this attempt has evidence of, or is speaking: told to the recovery policy (R3). */
+  era: Era | undefined;
   #hintUse: "used" | "dropped" | "none" = "none";
   #transientLeft: number;
   readonly #hintKey: string | undefined;
@@ -290,10 +294,12 @@ export class Attempt {
     const session = new Session(transport, {
       redactor: this.#o.redactor,
       maxFrameBytes: this.#o.maxFrameBytes,
-      serve: (method, params, signal) => {
-        const handler = handlerFor(this.#o.handlers, method);
-        return handler ? Promise.resolve().then(() => handler(params, { signal })) : undefined;
-      },
+      // A handler runs under the call phase's time budget, as a call does (M4).
+      serve: (method, params, signal) =>
+        serveBounded(this.#o.handlers, method, params, signal, {
+          clock: this.#o.clock,
+          timeoutMs: this.#o.call.timeoutMs,
+        }),
       onClosed: (closure) =>
         this.#o.events.emit({
           type: "closed",
@@ -308,6 +314,16 @@ export class Attempt {
           mode: transport.mode,
           attempt: this.#number,
         }),
+      onInboundDropped: (drops) =>
+        this.#o.events.emit({
+          type: "inbound_dropped",
+          requests: drops.requests,
+          notifications: drops.notifications,
+          elapsedMs: this.#deadline.elapsedMs() - started,
+          mode: transport.mode,
+          attempt: this.#number,
+        }),
+      clock: this.#o.clock,
     });
     this.#opened.push(session);
     return session;
@@ -325,6 +341,7 @@ export class Attempt {
 
   #evidence(stage: Stage, evidence: EraEvidence): void {
     if (evidence.era === "none") return;
+    this.era = evidence.era;
     this.#o.events.emit({
       type: "era_evidence",
       stage,
@@ -641,6 +658,7 @@ export class Attempt {
       mode: session.transport.mode,
       stages: this.stages,
       eraHint: this.#hintUse,
+      attempt: this.#number,
       ...negotiated,
     };
   }
@@ -650,6 +668,7 @@ export class Attempt {
     const p = this.#o.policy;
     if (!this.#legacyAllowed)
       throw this.#mismatch("nothing (the server was not asked: the pin is a modern version)");
+    this.era = "legacy";
     const requested: ProtocolVersion =
       p.mode === "pin"
         ? p.version

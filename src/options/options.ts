@@ -1,6 +1,7 @@
 import type { JsonWebKey } from "node:crypto";
 import type { TokenStore } from "../auth/token-store.ts";
 import type { ClientHandlers } from "../client/handlers.ts";
+import type { OutputValidator } from "../client/output-schema.ts";
 import type { RecoveryPolicy, TransientRetryPolicy } from "../connect/recovery.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
@@ -68,7 +69,13 @@ export interface AuthOptions {
 }
 
 export interface ConnectOptions {
-  /** An HTTP server's MCP endpoint. Exactly one of `url` and `command` is given. */
+  /**
+   * An HTTP server's MCP endpoint. Exactly one of `url` and `command` is given. Credentials in it
+   * (`https://user:password@host/mcp`) are sent as `Authorization: Basic` on every request and
+   * removed from the URL actually fetched; both parts are secrets, redacted everywhere. They
+   * cannot be combined with an `Authorization` header or with `auth` (a config error names which).
+   * Redirects are followed only within the URL's origin (see the fetch policy).
+   */
   url?: string | URL;
   /** Headers sent on every HTTP request; their values are treated as secrets in all output. */
   headers?: Record<string, string>;
@@ -120,6 +127,14 @@ export interface ConnectOptions {
 
   /** Answers to server requests (elicitation, sampling, roots); each one given is declared as a capability. */
   handlers?: ClientHandlers;
+  /**
+   * Checks a tool result's `structuredContent` against the tool's `outputSchema`: a function
+   * `(schema, value) => { valid, errors? }` to use your own validator, or `false` to check nothing.
+   * Default: @cfworker/json-schema (drafts 4, 7, 2019-09 and 2020-12; 2020-12 when the schema
+   * names no `$schema`), loaded on first use. A mismatch fails the call with
+   * `protocol`/`output_schema_mismatch` and effect `done`.
+   */
+  validateOutput?: OutputValidator | false;
   /** Opt-in: fresh attempts after an eligible establishment failure (default: one attempt). */
   recovery?: RecoveryPolicy;
   /** Opt-in: wait out a 429/503 that names Retry-After during establishment, within the deadline. */

@@ -17,7 +17,15 @@ export class ByteCeilingExceeded extends Error {
 
 export class ByteBudget {
   #seen = 0;
-  constructor(readonly maxBytes: number) {}
+  /**
+   * `maxBytes` must be a whole number of bytes, zero or more. Anything else (NaN, Infinity, a
+   * negative or a fraction) is refused here: NaN would make every comparison false and so switch
+   * the ceiling off, and Infinity would do the same in plain sight.
+   */
+  constructor(readonly maxBytes: number) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+      throw new RangeError("a byte ceiling must be a whole number of bytes, zero or more");
+  }
 
   get seenBytes(): number {
     return this.#seen;
