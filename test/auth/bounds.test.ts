@@ -1,9 +1,11 @@
 // Authorization inside the same deadline and byte ceilings: an authorization server that hangs,
-// a user who never comes back, and metadata past the ceiling.
+// a user who never comes back, and metadata past the ceiling. The deadline tests run on a fake
+// clock (`deps.clock`), moved to the deadline once the wait under test has begun.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { CLEANUP_GRACE_MS, connect, TetherError } from "../../src/index.ts";
+import { connect, TetherError } from "../../src/index.ts";
 import { startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { fakeClock, until } from "../helpers/fake-clock.ts";
 
 async function rejection(p: Promise<unknown>): Promise<TetherError> {
   try {
@@ -20,20 +22,26 @@ describe("auth: bounded by the discovery deadline", () => {
     const as = await startAuthServer({ hangMetadata: true });
     const mcp = await startProtectedServer(as);
     try {
-      const started = performance.now();
-      const e = await rejection(
+      const clock = fakeClock();
+      const connecting = rejection(
         connect({
           url: mcp.url,
           eraHints: false,
           discovery: { timeoutMs: 1_500 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
+          deps: { clock },
         }),
       );
-      const elapsed = performance.now() - started;
+      await until(
+        () => as.server.requests.some((r) => r.path.startsWith("/.well-known/")),
+        20_000,
+        "the metadata request arrived",
+      );
+      await clock.advanceTo(await clock.timer((t) => t.ms === 1_500));
+      const e = await connecting;
       assert.equal(e.code, "timeout");
       assert.equal(e.reason, "deadline_exceeded");
-      assert.ok(elapsed >= 1_400, `waited for the deadline (${elapsed} ms)`);
-      assert.ok(elapsed < 1_500 + CLEANUP_GRACE_MS, `settled within deadline + grace (${elapsed} ms)`);
+      assert.equal(clock.now(), 1_500, "it ended when the deadline fired, no later");
     } finally {
       await mcp.close();
       await as.close();
@@ -44,18 +52,27 @@ describe("auth: bounded by the discovery deadline", () => {
     const as = await startAuthServer();
     const mcp = await startProtectedServer(as);
     try {
-      const started = performance.now();
-      const e = await rejection(
+      const clock = fakeClock();
+      let sent = false;
+      const connecting = rejection(
         connect({
           url: mcp.url,
           eraHints: false,
           discovery: { timeoutMs: 1_000 },
-          auth: { openUrl: () => {}, tokenStore: false },
+          auth: {
+            openUrl: () => {
+              sent = true;
+            },
+            tokenStore: false,
+          },
+          deps: { clock },
         }),
       );
-      const elapsed = performance.now() - started;
+      await until(() => sent, 20_000, "the user was sent to sign in");
+      await clock.advanceTo(await clock.timer((t) => t.ms === 1_000));
+      const e = await connecting;
       assert.equal(e.code, "timeout");
-      assert.ok(elapsed < 1_000 + CLEANUP_GRACE_MS, `${elapsed} ms`);
+      assert.equal(clock.now(), 1_000, "it ended when the deadline fired, no later");
       assert.equal(as.count("/token"), 0);
     } finally {
       await mcp.close();

@@ -171,7 +171,8 @@ describe("K1: timeout and cancelled", () => {
   test("K1: `tools` against a server that never lists its tools is a discovery timeout, exit 4, not a cancellation", async () => {
     const s = await http(legacyStreamableHandler({ "tools/list": hang() }));
     const { url, flags } = withCanaries(s);
-    const run = await runCli(["tools", url, "--discovery-timeout", "500", ...flags]);
+    // Long enough that a loaded machine still gets to tools/list before the deadline ends it.
+    const run = await runCli(["tools", url, "--discovery-timeout", "2500", ...flags]);
     const record = assertRecord(run, "timeout", 4);
     assert.equal(record.reason, "deadline_exceeded");
     assert.equal(record.phase, "discovery");
@@ -179,10 +180,21 @@ describe("K1: timeout and cancelled", () => {
   });
 
   test("K1: SIGTERM during a call exits 130 with code cancelled", async () => {
-    const s = await http(legacyStreamableHandler({ "tools/call": hang() }));
+    let callArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => {
+      callArrived = resolve;
+    });
+    const s = await http(
+      legacyStreamableHandler({
+        "tools/call": () => {
+          callArrived();
+        },
+      }),
+    );
     const { url, flags } = withCanaries(s);
+    // The call reached the server, so the CLI (which installs its handlers first) is mid-call.
     const run = await runCli(["call", url, "echo", "text=hi", ...flags], {
-      signalAfter: { signal: "SIGTERM", ms: 1_500 },
+      signalWhen: { signal: "SIGTERM", ready: arrived },
     });
     const record = assertRecord(run, "cancelled", 130);
     assert.equal(record.stage, "call");

@@ -21,6 +21,7 @@ import {
   stdioServer,
   writeSplit,
 } from "../fixtures/budgets/servers.ts";
+import { fakeClock } from "../helpers/fake-clock.ts";
 import {
   type Handler,
   type HostileServer,
@@ -36,8 +37,6 @@ const base = { eraHints: false, listen: false } as const satisfies Partial<Conne
 /** The size of every exact reply here: big enough for several chunks' worth of framing to matter. */
 const N = 6_000;
 const ERROR_BODY_BYTES = 20 * 1024 * 1024;
-/** What a refused error body may cost: it is answered at once, not after 20 MB. */
-const PROMPT_MS = 3_000;
 
 const servers: HostileServer[] = [];
 const scripts: StdioScript[] = [];
@@ -60,13 +59,12 @@ async function open(options: ConnectOptions): Promise<Client> {
   return client;
 }
 
-async function refusal(run: () => Promise<unknown>): Promise<{ error: TetherError; ms: number }> {
-  const started = performance.now();
+async function refusal(run: () => Promise<unknown>): Promise<{ error: TetherError }> {
   try {
     await run();
   } catch (error) {
     assert.ok(TetherError.is(error), `expected a TetherError, got ${String(error)}`);
-    return { error, ms: performance.now() - started };
+    return { error };
   }
   throw new assert.AssertionError({ message: "expected a refusal, but the reply was accepted" });
 }
@@ -148,12 +146,18 @@ describe("P5: a JSON body", () => {
         // ...and nothing more: a reader that waited for the body would hang here.
       }),
     );
-    const client = await open({ url: s.url, call: { maxResponseBytes: 64 * 1024, timeoutMs: 10_000 } });
-    const { error, ms } = await refusal(() => client.callTool("exact"));
+    // A fake clock that never moves: refused at all means refused before any limit.
+    const clock = fakeClock();
+    const client = await open({
+      url: s.url,
+      call: { maxResponseBytes: 64 * 1024, timeoutMs: 10_000 },
+      deps: { clock },
+    });
+    const { error } = await refusal(() => client.callTool("exact"));
     assert.equal(error.code, "limit", describeError(error));
     assert.equal(error.observedBytes, 0);
     assert.notEqual(error.observedBytes, declared, "never the trusted Content-Length");
-    assert.ok(ms < PROMPT_MS, `refused after ${Math.round(ms)} ms`);
+    assert.deepEqual(clock.fired(), [], "refused at once, not when a limit fired");
   });
 });
 
@@ -270,11 +274,13 @@ describe("P6: an error body is never read whole", () => {
         });
       }),
     );
-    const client = await open({ url: s.url, call: { timeoutMs: 15_000 } });
-    const { error, ms } = await refusal(() => client.callTool("exact"));
+    // A fake clock that never moves: the error came from the status, not from a limit firing.
+    const clock = fakeClock();
+    const client = await open({ url: s.url, call: { timeoutMs: 15_000 }, deps: { clock } });
+    const { error } = await refusal(() => client.callTool("exact"));
     assert.equal(error.code, "upstream", describeError(error));
     assert.equal(error.httpStatus, 500);
-    assert.ok(ms < PROMPT_MS, `the error took ${Math.round(ms)} ms`);
+    assert.deepEqual(clock.fired(), [], "at once, not when a limit fired");
     const record = JSON.stringify(error.toJSON());
     assert.ok(!record.includes(MARK) && !error.message.includes(MARK), `no body text: ${record}`);
     assert.ok(record.length < 1_000, `the record is small (${record.length} characters)`);

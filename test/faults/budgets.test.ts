@@ -4,13 +4,17 @@
 // timed-out call never re-sent, progress that restarts a call's clock up to its hard maximum,
 // the tool-listing ceilings, and the unsolicited-frame ceiling on a shared stream.
 //
-// Budgets are short and margins generous (a noisy two-core machine): a timer outcome must take at
-// least 0.8 × its limit and settle well before whatever it raced against.
+// Time is a fake clock (`deps.clock`) wherever a budget is the point: slow servers hold their
+// replies until the test releases them, the test moves the clock once the request reached the
+// server, and each budget fires at exactly its value, on any machine. Elsewhere a reply decides
+// the outcome and no budget is waited out.
 
 import assert from "node:assert/strict";
+import type { ServerResponse } from "node:http";
 import { after, describe, test } from "node:test";
 import { type CallOptions, type Client, type ConnectOptions, connect, TetherError } from "../../src/index.ts";
-import { delay, later, type SseAnswer, scriptedLegacySse, stdioServer } from "../fixtures/budgets/servers.ts";
+import { type SseAnswer, scriptedLegacySse, stdioServer } from "../fixtures/budgets/servers.ts";
+import { type FakeClock, fakeClock, until } from "../helpers/fake-clock.ts";
 import {
   destroy,
   type Handler,
@@ -19,23 +23,23 @@ import {
   json,
   legacyStreamableHandler,
   type Overrides,
+  openSse,
   type Recorded,
   rpcResult,
   type StdioScript,
   startHttp,
   startStdioScript,
+  writeSse,
 } from "../helpers/hostile.ts";
 
 /** Every connection: no remembered era (tests stay independent) and no optional GET stream. */
 const base = { eraHints: false, listen: false } as const satisfies Partial<ConnectOptions>;
 
-/** The discovery budget the P3 tests outlive, and how long their slow tool takes. */
+/** A short discovery budget (fake clock): the P1 tests run it out, the P3 tests outlive it. */
 const SHORT_DISCOVERY_MS = 300;
-const SLOW_TOOL_MS = 800;
-/** stdio spawns a process inside discovery, so its short budget leaves room for a busy machine. */
-const STDIO_SHORT_DISCOVERY_MS = 1_500;
-const STDIO_SLOW_TOOL_MS = 2_000;
 const CALL_TIMEOUT_MS = 300;
+/** Real time a test waits for an event (a request reaching the server) before calling it hung. */
+const STUCK_MS = 20_000;
 /** A reply big enough to pass a small ceiling many times over. */
 const BIG_TOOL_COUNT = 40;
 const SMALL_CEILING = 8 * 1024;
@@ -80,7 +84,7 @@ interface Failure {
   ms: number;
 }
 
-/** Awaits a promise that must reject with a TetherError; returns it and how long it took. */
+/** Awaits a promise that must reject with a TetherError; returns it and how long it took (real time). */
 async function failure(run: () => Promise<unknown>): Promise<Failure> {
   const started = performance.now();
   try {
@@ -95,6 +99,29 @@ async function failure(run: () => Promise<unknown>): Promise<Failure> {
 
 function describeError(e: TetherError): string {
   return JSON.stringify(e.toJSON());
+}
+
+/** Moves the fake clock to the pending timer of `ms` (the budget under test), once it is set. */
+async function fire(clock: FakeClock, ms: number): Promise<void> {
+  await clock.advanceTo(await clock.timer((t) => t.ms === ms, STUCK_MS));
+}
+
+/** A gate a held reply waits at until the test opens it. */
+function opening(): { opened: Promise<void>; open(): void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+/** A handler that waits at `gate` first; the response is left alone if the client hung up meanwhile. */
+function held(gate: { opened: Promise<void> }, handler: Handler): Handler {
+  return async (res, rec, req) => {
+    await gate.opened;
+    if (res.destroyed || res.writableEnded) return;
+    await handler(res, rec, req);
+  };
 }
 
 // ---------------------------------------------------------------- servers
@@ -141,51 +168,80 @@ interface Received {
 type Kind = "streamable-http" | "sse" | "stdio";
 const KINDS: readonly Kind[] = ["streamable-http", "sse", "stdio"];
 
-interface Target {
+/** A legacy server of each transport whose `slow` tool answers only when the test releases it. */
+interface HeldTarget {
   options: ConnectOptions;
   received(): Received[];
+  /** How many calls of this tool reached the server. */
+  calls(name: string): number;
+  /** Answers every `slow` call held so far with "slow done". */
+  release(client: Client): Promise<void>;
 }
 
-/** A legacy server of each transport whose `slow` tool answers after `ms`; other tools echo. */
-async function slowTarget(kind: Kind, ms: number): Promise<Target> {
+async function heldTarget(kind: Kind): Promise<HeldTarget> {
+  const callsOf = (received: () => Received[]) => (name: string) =>
+    received().filter((r) => r.method === "tools/call" && r.params?.name === name).length;
   if (kind === "stdio") {
+    // The test has no line to the process but the client: a `release` call answers the held ones.
     const s = stdio({
-      call: `if (m.params.name === "slow") await wait(${ms}); line(result(m.id, m.params.name === "slow" ? "slow done" : String(m.params.arguments?.text ?? "")));`,
+      call: `
+        const held = (globalThis.held ??= []);
+        if (m.params.name === "slow") return void held.push(m.id);
+        if (m.params.name === "release") for (const id of held.splice(0)) line(result(id, "slow done"));
+        line(result(m.id, String(m.params.arguments?.text ?? m.params.name)));`,
     });
+    const received = () =>
+      s
+        .log()
+        .flatMap((e) =>
+          e.event === "recv" && e.message
+            ? [{ method: e.message.method, id: e.message.id, params: e.message.params }]
+            : [],
+        );
     return {
       options: { command: s.command, args: s.args },
-      received: () =>
-        s
-          .log()
-          .flatMap((e) =>
-            e.event === "recv" && e.message
-              ? [{ method: e.message.method, id: e.message.id, params: e.message.params }]
-              : [],
-          ),
+      received,
+      calls: callsOf(received),
+      release: async (client) => {
+        await client.callTool("release");
+      },
     };
   }
+  const gate = opening();
   const fromHttp = (s: HostileServer) => () =>
     s.requests.map((r) => ({ method: r.rpcMethod, id: r.rpcId, params: r.rpcParams }));
   if (kind === "sse") {
     const s = await sseServer((rec, stream) => {
       if (rec.rpcMethod !== "tools/call" || rec.rpcParams?.name !== "slow") return false;
-      setTimeout(() => {
+      void gate.opened.then(() => {
         if (!stream.destroyed)
           stream.write(`event: message\ndata: ${JSON.stringify(textResult(rec, "slow done"))}\n\n`);
-      }, ms);
+      });
       return true;
     });
-    return { options: { url: s.url, transport: "sse" }, received: fromHttp(s) };
+    const received = fromHttp(s);
+    return {
+      options: { url: s.url, transport: "sse" },
+      received,
+      calls: callsOf(received),
+      release: async () => gate.open(),
+    };
   }
   const s = await http(
     streamable({
-      slow: later(
-        ms,
+      slow: held(
+        gate,
         json(200, (rec) => textResult(rec, "slow done")),
       ),
     }),
   );
-  return { options: { url: s.url }, received: fromHttp(s) };
+  const received = fromHttp(s);
+  return { options: { url: s.url }, received, calls: callsOf(received), release: async () => gate.open() };
+}
+
+/** Waits (real time, bounded) for an event: a request reaching the server, a progress report. */
+function arrived(check: () => boolean, what: string): Promise<void> {
+  return until(check, STUCK_MS, what);
 }
 
 const firstText = (result: { content: unknown[] }) => (result.content[0] as { text?: unknown }).text;
@@ -194,27 +250,41 @@ const firstText = (result: { content: unknown[] }) => (result.content[0] as { te
 
 describe("P1: opposite phase overrides", () => {
   test("P1: a tiny discovery time budget with a large call budget fails during discovery", async () => {
-    const s = await http(streamable({}, { initialize: later(3_000, legacyStreamableHandler()) }));
-    const { error, ms } = await failure(() =>
-      open({ url: s.url, discovery: { timeoutMs: SHORT_DISCOVERY_MS }, call: { timeoutMs: 20_000 } }),
+    const s = await http(streamable({}, { initialize: hang() }));
+    const clock = fakeClock();
+    const opening = failure(() =>
+      open({
+        url: s.url,
+        discovery: { timeoutMs: SHORT_DISCOVERY_MS },
+        call: { timeoutMs: 20_000 },
+        deps: { clock },
+      }),
     );
+    await arrived(() => s.rpcMethods().includes("initialize"), "initialize");
+    await fire(clock, SHORT_DISCOVERY_MS);
+    const { error } = await opening;
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.reason, "deadline_exceeded");
     assert.equal(error.phase, "discovery");
     assert.equal(error.stage, "initialize");
-    assert.ok(ms >= SHORT_DISCOVERY_MS * 0.8 && ms < 2_000, `settled after ${Math.round(ms)} ms`);
+    assert.equal(clock.now(), SHORT_DISCOVERY_MS, "the discovery budget, not the call budget, ended it");
   });
 
   test("P1: the discovery deadline running out during prefetched tool listing is a discovery timeout, not a cancellation", async () => {
     const s = await http(streamable({}, { "tools/list": hang() }));
-    const { error, ms } = await failure(() =>
+    const clock = fakeClock();
+    const opening = failure(() =>
       open({
         url: s.url,
         prefetchTools: true,
         discovery: { timeoutMs: 500 },
         call: { timeoutMs: 20_000 },
+        deps: { clock },
       }),
     );
+    await arrived(() => s.rpcMethods().includes("tools/list"), "tools/list");
+    await fire(clock, 500);
+    const { error } = await opening;
     // Nobody cancelled: the discovery budget ran out (E3, X4). The CLI's `tools` always prefetches.
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.reason, "deadline_exceeded");
@@ -223,31 +293,28 @@ describe("P1: opposite phase overrides", () => {
     assert.notEqual(error.cancellation, "caller");
     // The limit in force is the discovery budget, as the message says, not what was left of it.
     assert.equal(error.limits?.timeoutMs, 500, describeError(error));
-    assert.ok(ms < 2_500, `settled after ${Math.round(ms)} ms`);
   });
 
   test("P1: a large discovery time budget with a tiny call budget connects, then fails the call (phase call, effect unknown)", async () => {
-    const s = await http(
-      streamable({
-        slow: later(
-          3_000,
-          json(200, (rec) => textResult(rec, "late")),
-        ),
-      }),
-    );
+    const target = await heldTarget("streamable-http");
+    const clock = fakeClock();
     const client = await open({
-      url: s.url,
+      ...target.options,
       discovery: { timeoutMs: 10_000 },
       call: { timeoutMs: CALL_TIMEOUT_MS },
+      deps: { clock },
     });
-    const { error, ms } = await failure(() => client.callTool("slow"));
+    const calling = failure(() => client.callTool("slow"));
+    await arrived(() => target.calls("slow") === 1, "the call");
+    await fire(clock, CALL_TIMEOUT_MS);
+    const { error } = await calling;
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.reason, "deadline_exceeded");
     assert.equal(error.phase, "call");
     assert.equal(error.stage, "call");
     assert.equal(error.effect, "unknown");
     assert.equal(error.limits?.timeoutMs, CALL_TIMEOUT_MS);
-    assert.ok(ms >= CALL_TIMEOUT_MS * 0.8 && ms < 2_000, `settled after ${Math.round(ms)} ms`);
+    assert.equal(clock.now(), CALL_TIMEOUT_MS, "the call budget, not the discovery budget, ended it");
   });
 
   test("P1: a tiny discovery byte ceiling refuses a big tools/list reply at list_tools (prefetchTools), the call ceiling large", async () => {
@@ -295,19 +362,22 @@ describe("P1: opposite phase overrides", () => {
 describe("P3: an established session outlives the discovery deadline", () => {
   for (const kind of KINDS) {
     test(`P3: ${kind}: a call slower than the whole discovery budget succeeds after establishment`, async () => {
-      const discoveryMs = kind === "stdio" ? STDIO_SHORT_DISCOVERY_MS : SHORT_DISCOVERY_MS;
-      const slowMs = kind === "stdio" ? STDIO_SLOW_TOOL_MS : SLOW_TOOL_MS;
-      const target = await slowTarget(kind, slowMs);
-      const started = performance.now();
+      const target = await heldTarget(kind);
+      const clock = fakeClock();
       const client = await open({
         ...target.options,
-        discovery: { timeoutMs: discoveryMs },
+        discovery: { timeoutMs: SHORT_DISCOVERY_MS },
         call: { timeoutMs: 10_000 },
+        deps: { clock },
       });
       assert.equal(client.transportMode, kind);
-      const result = await client.callTool("slow");
-      assert.equal(firstText(result), "slow done");
-      assert.ok(performance.now() - started > discoveryMs, "the call ended after the discovery deadline");
+      const calling = client.callTool("slow");
+      await arrived(() => target.calls("slow") === 1, "the call");
+      // Well past the discovery budget, well inside the call's own.
+      await clock.advance(3 * SHORT_DISCOVERY_MS);
+      await target.release(client);
+      assert.equal(firstText(await calling), "slow done");
+      assert.deepEqual(clock.fired(), [], "no limit fired: the discovery deadline ended with establishment");
       assert.equal(client.state, "open");
       assert.equal(firstText(await client.callTool("echo", { text: "still here" })), "still here");
     });
@@ -316,55 +386,75 @@ describe("P3: an established session outlives the discovery deadline", () => {
 
 describe("P4: each pending response is held to its own phase's budget", () => {
   test("P4: on one stdio stream, a slow tools/list passes under the discovery budget while a slow tools/call times out under the call budget", async () => {
+    // tools/list is held until a `release` call; `slow` is never answered.
     const s = stdio({
-      list: `await wait(800); line({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] } });`,
-      call: `await wait(800); line(result(m.id, "late"));`,
+      list: `(globalThis.lists ??= []).push(m.id);`,
+      call: `
+        if (m.params.name === "slow") return;
+        for (const id of (globalThis.lists ?? []).splice(0))
+          line({ jsonrpc: "2.0", id, result: { tools: [{ name: "echo", inputSchema: { type: "object" } }] } });
+        line(result(m.id, "released"));`,
     });
+    const clock = fakeClock();
     const client = await open({
       command: s.command,
       args: s.args,
       discovery: { timeoutMs: 5_000 },
       call: { timeoutMs: CALL_TIMEOUT_MS },
+      deps: { clock },
     });
-    const [listed, called] = await Promise.allSettled([
-      client.listTools(),
-      failure(() => client.callTool("echo")),
-    ]);
-    assert.equal(listed.status, "fulfilled", String((listed as PromiseRejectedResult).reason));
-    assert.equal(called.status, "fulfilled");
-    const { error, ms } = (called as PromiseFulfilledResult<Failure>).value;
+    const listing = client.listTools();
+    const calling = failure(() => client.callTool("slow"));
+    await arrived(
+      () => s.received(s.pids()[0]!).filter((m) => m === "tools/list" || m === "tools/call").length === 2,
+      "tools/list and tools/call",
+    );
+    await fire(clock, CALL_TIMEOUT_MS);
+    const { error } = await calling;
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.phase, "call");
-    assert.ok(
-      ms < 780,
-      `the call was held to ${CALL_TIMEOUT_MS} ms, not the discovery budget (${Math.round(ms)} ms)`,
+    assert.equal(
+      clock.now(),
+      CALL_TIMEOUT_MS,
+      `the call was held to ${CALL_TIMEOUT_MS} ms, not the discovery budget`,
     );
+    await client.callTool("release");
+    assert.equal((await listing).length, 1, "the listing, under the discovery budget, still passed");
   });
 
   test("P4: and the other way round: tools/list times out under a short discovery budget while a slow call passes", async () => {
-    const slowList = later(1_500, legacyStreamableHandler());
+    const gate = opening();
     const s = await http(
       streamable(
         {
-          slow: later(
-            1_500,
+          slow: held(
+            gate,
             json(200, (rec) => textResult(rec, "slow done")),
           ),
         },
-        { "tools/list": slowList },
+        { "tools/list": hang() },
       ),
     );
-    const client = await open({ url: s.url, discovery: { timeoutMs: 600 }, call: { timeoutMs: 10_000 } });
-    const [listed, called] = await Promise.allSettled([
-      failure(() => client.listTools()),
-      client.callTool("slow"),
-    ]);
-    assert.equal(called.status, "fulfilled", String((called as PromiseRejectedResult).reason));
-    assert.equal(listed.status, "fulfilled");
-    const { error } = (listed as PromiseFulfilledResult<Failure>).value;
+    const clock = fakeClock();
+    const client = await open({
+      url: s.url,
+      discovery: { timeoutMs: 600 },
+      call: { timeoutMs: 10_000 },
+      deps: { clock },
+    });
+    const listing = failure(() => client.listTools());
+    const calling = client.callTool("slow");
+    await arrived(
+      () => s.rpcMethods().includes("tools/list") && s.rpcMethods().includes("tools/call"),
+      "tools/list and tools/call",
+    );
+    await fire(clock, 600);
+    const { error } = await listing;
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.phase, "discovery");
     assert.equal(error.stage, "list_tools");
+    gate.open();
+    assert.equal(firstText(await calling), "slow done", "the call, under the call budget, still passed");
   });
 
   test("P4: concurrent big replies: tools/list is held to the discovery ceiling, tools/call to the call ceiling", async () => {
@@ -399,24 +489,30 @@ describe("P4: each pending response is held to its own phase's budget", () => {
 
 describe("P7: caller cancellation is distinct from a timeout", () => {
   test("P7: aborting a call is code cancelled with the caller's reason as cause; a call timeout is code timeout", async () => {
-    const target = await slowTarget("streamable-http", 5_000);
-    const client = await open({ ...target.options, call: { timeoutMs: 10_000 } });
+    const target = await heldTarget("streamable-http");
+    const clock = fakeClock();
+    const client = await open({ ...target.options, call: { timeoutMs: 10_000 }, deps: { clock } });
 
     const controller = new AbortController();
     const reason = new Error("the user pressed stop");
-    setTimeout(() => controller.abort(reason), 150);
-    const cancelled = await failure(() => client.callTool("slow", {}, { signal: controller.signal }));
+    const cancelling = failure(() => client.callTool("slow", {}, { signal: controller.signal }));
+    await arrived(() => target.calls("slow") === 1, "the first call");
+    controller.abort(reason);
+    const cancelled = await cancelling;
     assert.equal(cancelled.error.code, "cancelled", describeError(cancelled.error));
     assert.equal(cancelled.error.reason, "cancelled");
     assert.equal(cancelled.error.phase, "call");
     assert.equal(cancelled.error.stage, "call");
     assert.equal(cancelled.error.cancellation, "caller");
-    assert.ok(cancelled.ms < 1_500, `cancelled after ${Math.round(cancelled.ms)} ms`);
+    assert.deepEqual(clock.fired(), [], "the abort alone ended it, no limit");
     const causes: unknown[] = [];
     for (let e: unknown = cancelled.error; e instanceof Error; e = e.cause) causes.push(e.cause);
     assert.ok(causes.includes(reason), "the caller's reason is kept in the cause chain");
 
-    const timedOut = await failure(() => client.callTool("slow", {}, { timeoutMs: CALL_TIMEOUT_MS }));
+    const timingOut = failure(() => client.callTool("slow", {}, { timeoutMs: CALL_TIMEOUT_MS }));
+    await arrived(() => target.calls("slow") === 2, "the second call");
+    await fire(clock, CALL_TIMEOUT_MS);
+    const timedOut = await timingOut;
     assert.equal(timedOut.error.code, "timeout", describeError(timedOut.error));
     assert.equal(timedOut.error.reason, "deadline_exceeded");
     assert.notEqual(timedOut.error.cancellation, "caller");
@@ -426,14 +522,22 @@ describe("P7: caller cancellation is distinct from a timeout", () => {
   });
 
   test("P7: a call whose signal is already aborted is cancelled, never reaches the server, and says effect none", async () => {
-    const target = await slowTarget("streamable-http", 5_000);
+    const target = await heldTarget("streamable-http");
     const client = await open(target.options);
     const { error } = await failure(() =>
       client.callTool("echo", { text: "x" }, { signal: AbortSignal.abort(new Error("too late")) }),
     );
     assert.equal(error.code, "cancelled", describeError(error));
-    await delay(200);
-    assert.equal(target.received().filter((r) => r.method === "tools/call").length, 0, "nothing was sent");
+    // A later call on the same client: the cancelled one, had it been sent, would have come first.
+    assert.equal(firstText(await client.callTool("echo", { text: "later" })), "later");
+    assert.deepEqual(
+      target
+        .received()
+        .filter((r) => r.method === "tools/call")
+        .map((r) => (r.params?.arguments as { text?: unknown } | undefined)?.text),
+      ["later"],
+      "the cancelled call was never sent",
+    );
     // CLI.md: effect is "unknown" only for a call that may have run; this one never left.
     assert.equal(error.effect, "none");
   });
@@ -442,19 +546,24 @@ describe("P7: caller cancellation is distinct from a timeout", () => {
 describe("P8: a failed or timed-out tools/call is never re-sent", () => {
   for (const kind of KINDS) {
     test(`P8: ${kind}: a timed-out call is sent once, says effect unknown, and is cancelled with notifications/cancelled`, async () => {
-      const target = await slowTarget(kind, 5_000);
-      const client = await open({ ...target.options, call: { timeoutMs: CALL_TIMEOUT_MS } });
-      const { error } = await failure(() => client.callTool("slow"));
+      const target = await heldTarget(kind);
+      const clock = fakeClock();
+      const client = await open({ ...target.options, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
+      const calling = failure(() => client.callTool("slow"));
+      await arrived(() => target.calls("slow") === 1, "the call");
+      await fire(clock, CALL_TIMEOUT_MS);
+      const { error } = await calling;
       assert.equal(error.code, "timeout", describeError(error));
       assert.equal(error.effect, "unknown");
       assert.match(error.toToolResult().content[0].text, /may or may not have run/);
-      // Long enough for a re-send, or a late cancellation, to show.
-      await delay(700);
-      const calls = target.received().filter((r) => r.method === "tools/call");
-      assert.equal(calls.length, 1, "tools/call was sent exactly once");
-      const cancels = target.received().filter((r) => r.method === "notifications/cancelled");
-      assert.equal(cancels.length, 1, "one notifications/cancelled");
-      assert.equal(cancels[0]!.params?.requestId, calls[0]!.id, "it names the timed-out request");
+      const cancels = () => target.received().filter((r) => r.method === "notifications/cancelled");
+      await arrived(() => cancels().length > 0, "notifications/cancelled");
+      // A later call on the same client: a re-sent call, or a second cancellation, came before it.
+      assert.equal(firstText(await client.callTool("echo", { text: "later" })), "later");
+      assert.equal(target.calls("slow"), 1, "tools/call was sent exactly once");
+      const [call] = target.received().filter((r) => r.method === "tools/call");
+      assert.equal(cancels().length, 1, "one notifications/cancelled");
+      assert.equal(cancels()[0]!.params?.requestId, call!.id, "it names the timed-out request");
     });
   }
 
@@ -464,69 +573,133 @@ describe("P8: a failed or timed-out tools/call is never re-sent", () => {
     const { error } = await failure(() => client.callTool("reset"));
     assert.equal(error.code, "connection", describeError(error));
     assert.equal(error.effect, "unknown");
-    await delay(500);
-    assert.equal(s.rpcMethods().filter((m) => m === "tools/call").length, 1);
+    // A later call on the same client: a re-sent one would have reached the server before it.
+    assert.equal(firstText(await client.callTool("echo", { text: "later" })), "later");
+    assert.equal(s.requests.filter((r) => r.rpcParams?.name === "reset").length, 1);
   });
 });
 
 // ---------------------------------------------------------------- progress
 
 describe("P4: progress restarts a call's clock, never past its hard maximum", () => {
-  /** A tool that sends progress every 100 ms for `ms`, then answers. */
-  const progressServer = () =>
-    stdio({
-      call: `
-        const token = m.params._meta?.progressToken;
-        const total = m.params.arguments.ms;
-        for (let t = 100; t <= total; t += 100) {
-          await wait(100);
-          if (token !== undefined) line({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: t, total } });
-        }
-        line(result(m.id, "progress done"));`,
-    });
-
-  async function progressClient(): Promise<Client> {
-    const s = progressServer();
-    return open({ command: s.command, args: s.args, call: { timeoutMs: CALL_TIMEOUT_MS } });
+  /**
+   * A Streamable HTTP server whose `progress` call replies with an event stream the test writes:
+   * `report()` sends the next progress notification, `finish()` the result.
+   */
+  async function progressServer() {
+    let stream: { res: ServerResponse; rec: Recorded } | undefined;
+    let sent = 0;
+    const s = await http(
+      streamable({
+        progress: (res, rec) => {
+          openSse(res);
+          stream = { res, rec };
+        },
+      }),
+    );
+    return {
+      url: s.url,
+      started: () => stream !== undefined,
+      report() {
+        const token = (stream!.rec.rpcParams?._meta as Record<string, unknown> | undefined)?.progressToken;
+        sent++;
+        writeSse(stream!.res, {
+          event: "message",
+          data: {
+            jsonrpc: "2.0",
+            method: "notifications/progress",
+            params: { progressToken: token, progress: sent },
+          },
+        });
+      },
+      finish() {
+        writeSse(stream!.res, { event: "message", data: textResult(stream!.rec, "progress done") });
+        stream!.res.end();
+      },
+    };
   }
 
-  test("P4: with resetTimeoutOnProgress, progress every 100 ms carries a call well past its 300 ms timeout", async () => {
-    const client = await progressClient();
+  /** Moves the clock by `ms`, then sends one progress notification and waits until it was seen. */
+  async function progressAfter(
+    clock: FakeClock,
+    ms: number,
+    server: Awaited<ReturnType<typeof progressServer>>,
+    seen: number[],
+  ): Promise<void> {
+    await clock.advance(ms);
+    const before = seen.length;
+    server.report();
+    await arrived(() => seen.length > before, "the progress notification reached onProgress");
+  }
+
+  test("P4: with resetTimeoutOnProgress, progress every 250 ms carries a call well past its 300 ms timeout", async () => {
+    const server = await progressServer();
+    const clock = fakeClock();
+    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
     const seen: number[] = [];
     const options: CallOptions = {
       onProgress: (p) => seen.push(p.progress),
       resetTimeoutOnProgress: true,
       maxTotalTimeoutMs: 6_000,
     };
-    const started = performance.now();
-    const result = await client.callTool("progress", { ms: 1_200 }, options);
-    assert.equal(firstText(result), "progress done");
-    assert.ok(performance.now() - started >= 1_100, "it ran far past the 300 ms timeout");
-    assert.ok(seen.length >= 10, `progress seen ${seen.length} times`);
+    const calling = client.callTool("progress", {}, options);
+    await arrived(server.started, "the call");
+    for (let i = 0; i < 4; i++) await progressAfter(clock, 250, server, seen);
+    await clock.advance(250);
+    server.finish();
+    assert.equal(firstText(await calling), "progress done");
+    assert.equal(clock.now(), 1_250, "it ran far past the 300 ms timeout");
+    assert.deepEqual(seen, [1, 2, 3, 4]);
+    assert.deepEqual(clock.fired(), [], "each progress restarted the timeout before it fired");
   });
 
   test("P4: progress cannot carry a call past maxTotalTimeoutMs", async () => {
-    const client = await progressClient();
+    const server = await progressServer();
+    const clock = fakeClock();
+    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
+    const seen: number[] = [];
     const options: CallOptions = {
-      onProgress: () => {},
+      onProgress: (p) => seen.push(p.progress),
       resetTimeoutOnProgress: true,
       maxTotalTimeoutMs: 900,
     };
-    const { error, ms } = await failure(() => client.callTool("progress", { ms: 5_000 }, options));
+    const calling = failure(() => client.callTool("progress", {}, options));
+    await arrived(server.started, "the call");
+    for (let i = 0; i < 3; i++) await progressAfter(clock, 250, server, seen);
+    await clock.advance(250);
+    const { error } = await calling;
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.reason, "max_total_timeout");
     assert.equal(error.phase, "call");
     assert.equal(error.effect, "unknown");
-    assert.ok(ms >= 900 * 0.8 && ms < 2_500, `settled after ${Math.round(ms)} ms`);
+    assert.deepEqual(
+      clock.fired().map((t) => t.at),
+      [900],
+      "it ended at the hard maximum, though progress kept coming",
+    );
   });
 
   test("P4: without resetTimeoutOnProgress, progress does not extend the call timeout", async () => {
-    const client = await progressClient();
-    const options: CallOptions = { onProgress: () => {} };
-    const { error, ms } = await failure(() => client.callTool("progress", { ms: 3_000 }, options));
+    const server = await progressServer();
+    const clock = fakeClock();
+    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
+    const seen: number[] = [];
+    const calling = failure(() =>
+      client.callTool("progress", {}, { onProgress: (p) => seen.push(p.progress) }),
+    );
+    await arrived(server.started, "the call");
+    await progressAfter(clock, 100, server, seen);
+    await progressAfter(clock, 100, server, seen);
+    await clock.advance(100);
+    const { error } = await calling;
     assert.equal(error.code, "timeout", describeError(error));
     assert.equal(error.reason, "deadline_exceeded");
-    assert.ok(ms < 1_000, `settled after ${Math.round(ms)} ms`);
+    assert.deepEqual(seen, [1, 2], "progress was delivered");
+    assert.deepEqual(
+      clock.fired().map((t) => t.at),
+      [CALL_TIMEOUT_MS],
+      "it ended at its timeout, progress or not",
+    );
   });
 });
 
@@ -571,8 +744,9 @@ describe("P1: tool listing ceilings", () => {
         },
       ),
     );
-    const client = await open({ url: s.url, maxListPages: 4 });
-    const { error, ms } = await failure(() => client.listTools());
+    const clock = fakeClock();
+    const client = await open({ url: s.url, maxListPages: 4, deps: { clock } });
+    const { error } = await failure(() => client.listTools());
     assert.equal(error.code, "limit", describeError(error));
     assert.equal(error.reason, "too_many_pages");
     assert.equal(error.limits?.maxListPages, 4);
@@ -581,7 +755,7 @@ describe("P1: tool listing ceilings", () => {
       4,
       "exactly maxListPages pages asked for",
     );
-    assert.ok(ms < 2_000, `settled after ${Math.round(ms)} ms`);
+    assert.deepEqual(clock.fired(), [], "it stopped at the ceiling, not at a timeout");
   });
 
   test("P1: a cursor that repeats ends the listing at once with a typed error, not a loop", async () => {
@@ -593,15 +767,16 @@ describe("P1: tool listing ceilings", () => {
         },
       ),
     );
-    const client = await open({ url: s.url, maxListPages: 50 });
-    const { error, ms } = await failure(() => client.listTools());
+    const clock = fakeClock();
+    const client = await open({ url: s.url, maxListPages: 50, deps: { clock } });
+    const { error } = await failure(() => client.listTools());
     // A repeated cursor is the server's fault, caught at the first repeat: a protocol violation
     // (X4), not the page ceiling, which it never reaches.
     assert.equal(error.code, "protocol", describeError(error));
     assert.equal(error.reason, "cursor_loop");
     assert.equal(error.stage, "list_tools");
     assert.ok(s.rpcMethods().filter((m) => m === "tools/list").length <= 2, "stopped at the first repeat");
-    assert.ok(ms < 2_000, `settled after ${Math.round(ms)} ms`);
+    assert.deepEqual(clock.fired(), [], "at once, not at a timeout");
   });
 
   test("P1: maxToolSchemaBytes: a schema of exactly the ceiling is accepted, one byte more is a limit error", async () => {
@@ -647,17 +822,14 @@ describe("P6: the unsolicited-frame ceiling on a shared stream", () => {
     assert.ok(["limit", "connection"].includes(next.error.code), describeError(next.error));
     // The session owned the process; closing it stopped the process.
     const [pid] = s.pids();
-    const stopped = async () => {
-      for (let i = 0; i < 150; i++) {
-        try {
-          process.kill(pid!, 0);
-        } catch {
-          return true;
-        }
-        await delay(20);
+    const alive = () => {
+      try {
+        process.kill(pid!, 0);
+        return true;
+      } catch {
+        return false;
       }
-      return false;
     };
-    assert.ok(await stopped(), "the server process is gone");
+    await until(() => !alive(), STUCK_MS, "the server process is gone");
   });
 });

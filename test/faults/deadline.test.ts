@@ -1,10 +1,13 @@
 // One establishment deadline (CONTRACT E1–E5, C4, C9) against hostile servers: loopback HTTP
 // servers and tiny stdio scripts that stay silent, end streams early, name bad endpoints, ignore
-// SIGTERM, or answer just as the caller cancels. Each test checks the outcome (code and reason),
-// the stage it fired in, and that connect() settled within the deadline plus CLEANUP_GRACE_MS.
+// SIGTERM, or answer just as the caller cancels. Each test checks the outcome (code and reason)
+// and the stage it fired in.
 //
-// Timing assertions are loose on purpose (a noisy two-core machine): timer outcomes must take at
-// least 0.8 × their limit, and everything must settle by the documented bound.
+// Time is the fake clock's (`deps.clock`, test/helpers/fake-clock.ts): a test waits until the
+// request it is about reached the server (or the process), then moves time to the limit under
+// test, so each limit fires at exactly its value however busy the machine is, and an outcome
+// that must come "at once" comes with the clock never moved. Only what no clock drives is real
+// time: stopping a child process (its graces), checked against CLEANUP_GRACE_MS plus LOAD_SLACK_MS.
 
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
@@ -14,6 +17,7 @@ import {
   type ConnectOptions,
   connect,
   type LifecycleEvent,
+  SIGTERM_GRACE_MS,
   type TetherError,
 } from "../../src/index.ts";
 import { runChildToExit } from "../helpers/child-exit.ts";
@@ -30,6 +34,7 @@ import {
   neverSpawns,
   recordingSpawn,
   SESSION_ID,
+  type Settled,
   SILENT,
   SILENT_IGNORES_STDIN_END,
   STUBBORN,
@@ -38,14 +43,17 @@ import {
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
+import { type FakeClock, fakeClock, until } from "../helpers/fake-clock.ts";
 
-/** The establishment deadline of most tests here. */
+/** The establishment deadline of most tests here, on the fake clock. */
 const DEADLINE_MS = 500;
-/** E5 tests run on a long deadline, so "at once" is plainly not a timer firing. */
+/** Limits a test does not wait out: only a wrong outcome would reach them. */
 const LONG_DEADLINE_MS = 10_000;
-const AT_ONCE_MS = 1_500;
-/** How long after a stage starts a test cancels (so the stage is surely under way). */
-const CANCEL_AFTER_MS = 100;
+/**
+ * What a loaded machine may add to a real wait (a child process stopped, a socket closed): the
+ * bound on hangs, not a measurement; the limits themselves are exact, on the fake clock.
+ */
+const LOAD_SLACK_MS = 3_000;
 
 // Everything a test opens is closed in `after`, even when an assertion failed first.
 const servers: Loopback[] = [];
@@ -70,6 +78,48 @@ function script(source: string): StdioScript {
 /** Options every test shares: no process-wide era memory, so earlier tests change nothing. */
 const base = { eraHints: false } as const satisfies Partial<ConnectOptions>;
 
+/** A connect() under way: its outcome once settled, whether it has yet, and when (real time). */
+interface Pending {
+  outcome: Promise<Settled<unknown>>;
+  settled(): boolean;
+  settledAt(): number;
+}
+
+function begin(run: () => Promise<unknown>): Pending {
+  let at = 0;
+  const outcome = timed(run).then((s) => {
+    at = performance.now();
+    return s;
+  });
+  return { outcome, settled: () => at !== 0, settledAt: () => at };
+}
+
+/**
+ * Moves the fake clock to the timer of `ms` (the limit under test), first checking that the
+ * connection is still waiting; then awaits the outcome, which must have come from that timer.
+ */
+async function fireLimit(clock: FakeClock, ms: number, pending: Pending): Promise<TetherError> {
+  const limit = await clock.timer((t) => t.ms === ms && t.setAt <= clock.now());
+  assert.equal(pending.settled(), false, `settled before the ${ms} ms limit fired`);
+  await clock.advanceTo(limit);
+  const e = tetherErrorOf(await pending.outcome);
+  assert.equal(clock.now(), limit.at, "it ended when that limit fired, with no other time passing");
+  return e;
+}
+
+/** The process from `spawned` (or the script's log) that received `method`, once it has. */
+async function received(s: StdioScript, pid: () => number | undefined, method: string): Promise<number> {
+  await until(
+    () => {
+      const p = pid();
+      return p !== undefined && s.received(p).includes(method);
+    },
+    LONG_DEADLINE_MS,
+    `a server process received ${method}`,
+  );
+  return pid()!;
+}
+
 function assertTimedOut(e: TetherError, reason: string, stages: readonly string[]): void {
   assert.equal(e.code, "timeout", `code (reason ${e.reason}, stage ${e.stage})`);
   assert.equal(e.reason, reason, `reason (stage ${e.stage})`);
@@ -77,21 +127,9 @@ function assertTimedOut(e: TetherError, reason: string, stages: readonly string[
   assert.equal(e.phase, "discovery");
 }
 
-function assertSettledByDeadline(ms: number, deadlineMs: number, limitMs = deadlineMs): void {
-  assert.ok(ms >= 0.8 * limitMs, `a timer outcome after ${Math.round(ms)} ms, before 0.8 × ${limitMs} ms`);
-  assert.ok(
-    ms <= deadlineMs + CLEANUP_GRACE_MS,
-    `settled after ${Math.round(ms)} ms, past the ${deadlineMs} ms deadline + ${CLEANUP_GRACE_MS} ms grace`,
-  );
-}
-
-/**
- * E2: no stage starts once the deadline has expired. A stage that starts within TIMER_SLACK_MS of
- * the deadline is let pass: the deadline is a timer, and a busy event loop runs timers late.
- */
-const TIMER_SLACK_MS = 50;
+/** E2: no stage starts once the deadline has expired: on the fake clock, none at or after it. */
 function assertNoStageAfterDeadline(events: LifecycleEvent[], deadlineMs: number): void {
-  const late = events.filter((e) => e.type === "stage_start" && e.elapsedMs >= deadlineMs + TIMER_SLACK_MS);
+  const late = events.filter((e) => e.type === "stage_start" && e.elapsedMs >= deadlineMs);
   assert.deepEqual(late, [], "a stage started after the deadline expired");
 }
 
@@ -103,22 +141,48 @@ function assertCancelled(e: TetherError, reason: unknown, stages: readonly strin
   assert.ok(stages.includes(e.stage), `stage ${e.stage} is one of ${stages.join(", ")}`);
 }
 
-/** A controller and an onEvent that aborts it CANCEL_AFTER_MS after `stage` starts. */
-function cancelDuring(stage: string) {
+/** A caller signal to abort once a stage is surely under way, and what started after the abort. */
+function canceller(stage: string) {
   const controller = new AbortController();
   const reason = new Error(`the caller gave up during ${stage}`);
   const log = eventLog();
-  let scheduled = false;
   const startsAfterAbort: LifecycleEvent[] = [];
+  let abortedAt = 0;
   const onEvent = (e: LifecycleEvent) => {
     log.onEvent(e);
     if (controller.signal.aborted && e.type === "stage_start") startsAfterAbort.push(e);
-    if (e.type === "stage_start" && e.stage === stage && !scheduled) {
-      scheduled = true;
-      setTimeout(() => controller.abort(reason), CANCEL_AFTER_MS);
-    }
   };
-  return { signal: controller.signal, reason, onEvent, log, startsAfterAbort };
+  return {
+    signal: controller.signal,
+    reason,
+    onEvent,
+    log,
+    startsAfterAbort,
+    /** Aborts, once the stage has started (so it is the stage that gets cancelled). */
+    async abortOnce(ready: () => boolean): Promise<void> {
+      await until(
+        () => log.events.some((e) => e.type === "stage_start" && e.stage === stage) && ready(),
+        LONG_DEADLINE_MS,
+        `${stage} under way`,
+      );
+      abortedAt = performance.now();
+      controller.abort(reason);
+    },
+    abortedAt: () => abortedAt,
+  };
+}
+
+/**
+ * E4 after a cancellation: it settled with the fake clock never moved (no timer was waited
+ * out), and in real time within the cleanup grace, give or take a loaded machine.
+ */
+function assertSettledOnCancel(clock: FakeClock, pending: Pending, abortedAt: number): void {
+  assert.deepEqual(clock.fired(), [], "no timer fired: the cancellation alone ended it");
+  const ms = pending.settledAt() - abortedAt;
+  assert.ok(
+    ms < CLEANUP_GRACE_MS + LOAD_SLACK_MS,
+    `settled ${Math.round(ms)} ms after the abort; the grace is ${CLEANUP_GRACE_MS} ms`,
+  );
 }
 
 // ---------------------------------------------------------------- silent HTTP
@@ -126,96 +190,117 @@ function cancelDuring(stage: string) {
 describe("E1: a silent HTTP server", () => {
   test("E1: a POST that never sends headers fails with deadline_exceeded when the deadline ends", async () => {
     const server = await serve(legacyHttp({ discover: "hang", initialize: "hang" }));
+    const clock = fakeClock();
     const log = eventLog();
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, timeoutMs: DEADLINE_MS, onEvent: log.onEvent }),
+    const pending = begin(() =>
+      connect({ ...base, url: server.url, timeoutMs: DEADLINE_MS, onEvent: log.onEvent, deps: { clock } }),
     );
-    const e = tetherErrorOf(run);
+    await until(() => server.count("server/discover") === 1, LONG_DEADLINE_MS, "the probe arrived");
+    const e = await fireLimit(clock, DEADLINE_MS, pending);
     assertTimedOut(e, "deadline_exceeded", ["http_request", "probe"]);
     assert.equal(e.cancellation, "deadline");
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
     assertNoStageAfterDeadline(log.events, DEADLINE_MS);
+    assert.equal(server.count("initialize"), 0, "E2: nothing was sent after the deadline");
     assert.ok(
-      await eventually(() => server.openRequests() === 0, 1_000),
+      await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
       "E4: the request in flight was aborted",
     );
   });
 
   test("E1: with the probe skipped (ceiling 2025-11-25), a silent initialize POST fails with deadline_exceeded", async () => {
     const server = await serve(legacyHttp({ initialize: "hang" }));
+    const clock = fakeClock();
     const log = eventLog();
-    const run = await timed(() =>
+    const pending = begin(() =>
       connect({
         ...base,
         url: server.url,
         maxProtocolVersion: "2025-11-25",
         timeoutMs: DEADLINE_MS,
         onEvent: log.onEvent,
+        deps: { clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
+    const e = await fireLimit(clock, DEADLINE_MS, pending);
     assertTimedOut(e, "deadline_exceeded", ["http_request", "initialize"]);
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
     assert.equal(server.count("server/discover"), 0, "N4: a ceiling below 2026-07-28 skips the probe");
     assertNoStageAfterDeadline(log.events, DEADLINE_MS);
     assert.ok(
-      await eventually(() => server.openRequests() === 0, 1_000),
+      await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
       "E4: the request in flight was aborted",
     );
   });
 
   test("E1: the deadline covers tool listing (prefetchTools): a silent tools/list ends with deadline_exceeded", async () => {
     const server = await serve(legacyHttp({ toolsList: "hang-sse" }));
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, listen: false, prefetchTools: true, timeoutMs: DEADLINE_MS }),
+    const clock = fakeClock();
+    const pending = begin(() =>
+      connect({
+        ...base,
+        url: server.url,
+        listen: false,
+        prefetchTools: true,
+        timeoutMs: DEADLINE_MS,
+        deps: { clock },
+      }),
     );
-    const e = tetherErrorOf(run);
+    await until(() => server.count("tools/list") === 1, LONG_DEADLINE_MS, "tools/list arrived");
+    const e = await fireLimit(clock, DEADLINE_MS, pending);
     assertTimedOut(e, "deadline_exceeded", ["list_tools"]);
     assert.equal(e.cancellation, "deadline", "the deadline, not the caller, ended it");
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
-    assert.ok(await eventually(() => server.count("DELETE") === 1, 1_500), "the session was ended (DELETE)");
+    assert.ok(
+      await eventually(() => server.count("DELETE") === 1, LOAD_SLACK_MS),
+      "the session was ended (DELETE)",
+    );
   });
 });
 
 // ---------------------------------------------------------------- HTTP+SSE endpoint
 
 describe("E1/E5: the HTTP+SSE endpoint event", () => {
-  test("E1: a GET that never sends headers fails in sse_endpoint with deadline_exceeded", async () => {
-    const server = await serve(legacySse({ kind: "no-headers" }), "/sse");
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, transport: "sse", timeoutMs: DEADLINE_MS }),
-    );
-    const e = tetherErrorOf(run);
-    assertTimedOut(e, "deadline_exceeded", ["sse_endpoint"]);
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
-    assert.ok(
-      await eventually(() => server.openRequests() === 0, 1_000),
-      "E4: the GET in flight was aborted",
-    );
-  });
-
-  test("E1: a stream that never sends its endpoint event fails in sse_endpoint with deadline_exceeded", async () => {
-    const server = await serve(legacySse({ kind: "silent" }), "/sse");
-    const log = eventLog();
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, transport: "sse", timeoutMs: DEADLINE_MS, onEvent: log.onEvent }),
-    );
-    const e = tetherErrorOf(run);
-    assertTimedOut(e, "deadline_exceeded", ["sse_endpoint"]);
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
-    assertNoStageAfterDeadline(log.events, DEADLINE_MS);
-    assert.ok(await eventually(() => server.openRequests() === 0, 1_000), "E4: the event stream was closed");
-  });
+  for (const [name, kind] of [
+    ["E1: a GET that never sends headers fails in sse_endpoint with deadline_exceeded", "no-headers"],
+    [
+      "E1: a stream that never sends its endpoint event fails in sse_endpoint with deadline_exceeded",
+      "silent",
+    ],
+  ] as const) {
+    test(name, async () => {
+      const server = await serve(legacySse({ kind }), "/sse");
+      const clock = fakeClock();
+      const log = eventLog();
+      const pending = begin(() =>
+        connect({
+          ...base,
+          url: server.url,
+          transport: "sse",
+          timeoutMs: DEADLINE_MS,
+          onEvent: log.onEvent,
+          deps: { clock },
+        }),
+      );
+      await until(() => server.count("GET") === 1, LONG_DEADLINE_MS, "the GET arrived");
+      const e = await fireLimit(clock, DEADLINE_MS, pending);
+      assertTimedOut(e, "deadline_exceeded", ["sse_endpoint"]);
+      assertNoStageAfterDeadline(log.events, DEADLINE_MS);
+      assert.ok(
+        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
+        "E4: the event stream in flight was closed",
+      );
+    });
+  }
 
   test("E5: a stream that ends before its endpoint event fails at once with a connection error", async () => {
     const server = await serve(legacySse({ kind: "end" }), "/sse");
+    const clock = fakeClock();
     const run = await timed(() =>
-      connect({ ...base, url: server.url, transport: "sse", timeoutMs: LONG_DEADLINE_MS }),
+      connect({ ...base, url: server.url, transport: "sse", timeoutMs: LONG_DEADLINE_MS, deps: { clock } }),
     );
     const e = tetherErrorOf(run);
     assert.equal(e.code, "connection", `code (reason ${e.reason})`);
     assert.equal(e.stage, "sse_endpoint");
-    assert.ok(run.ms < AT_ONCE_MS, `failed after ${Math.round(run.ms)} ms, not at once`);
+    assert.deepEqual(clock.fired(), [], "at once: it failed with the clock never moved, no timer waited out");
   });
 
   const endpoints: [string, string][] = [
@@ -227,19 +312,27 @@ describe("E1/E5: the HTTP+SSE endpoint event", () => {
   for (const [label, data] of endpoints) {
     test(`E5: ${label} fails at once with a protocol error`, async () => {
       const server = await serve(legacySse({ kind: "endpoint", data }), "/sse");
+      const clock = fakeClock();
       const run = await timed(() =>
-        connect({ ...base, url: server.url, transport: "sse", timeoutMs: LONG_DEADLINE_MS }),
+        connect({ ...base, url: server.url, transport: "sse", timeoutMs: LONG_DEADLINE_MS, deps: { clock } }),
       );
       const e = tetherErrorOf(run);
       assert.equal(e.code, "protocol", `code (reason ${e.reason})`);
       assert.equal(e.stage, "sse_endpoint");
-      assert.ok(run.ms < AT_ONCE_MS, `failed after ${Math.round(run.ms)} ms, not at once`);
+      assert.deepEqual(
+        clock.fired(),
+        [],
+        "at once: it failed with the clock never moved, no timer waited out",
+      );
       assert.equal(
         server.requests.filter((r) => r.method === "POST").length,
         0,
         "nothing was POSTed anywhere",
       );
-      assert.ok(await eventually(() => server.openRequests() === 0, 1_000), "the event stream was closed");
+      assert.ok(
+        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
+        "the event stream was closed",
+      );
     });
   }
 });
@@ -249,8 +342,9 @@ describe("E1/E5: the HTTP+SSE endpoint event", () => {
 describe("E3: initialize never answered", () => {
   test("E3: a handshake limit below the deadline ends a silent initialize with handshake_timeout", async () => {
     const server = await serve(legacyHttp({ initialize: "hang-sse" }));
+    const clock = fakeClock();
     const log = eventLog();
-    const run = await timed(() =>
+    const pending = begin(() =>
       connect({
         ...base,
         url: server.url,
@@ -258,15 +352,12 @@ describe("E3: initialize never answered", () => {
         handshakeTimeoutMs: 250,
         timeoutMs: 2_000,
         onEvent: log.onEvent,
+        deps: { clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
+    const e = await fireLimit(clock, 250, pending);
     assertTimedOut(e, "handshake_timeout", ["initialize"]);
-    assertSettledByDeadline(run.ms, 2_000, 250);
-    assert.ok(
-      run.ms < 2_000,
-      `the handshake limit fired after ${Math.round(run.ms)} ms, not before the deadline`,
-    );
     assert.equal(
       log.events.filter((x) => x.type === "attempt_start").length,
       1,
@@ -277,32 +368,39 @@ describe("E3: initialize never answered", () => {
 
   test("E3: a handshake limit above the deadline leaves the deadline to fire: deadline_exceeded", async () => {
     const server = await serve(legacyHttp({ initialize: "hang-sse" }));
-    const run = await timed(() =>
+    const clock = fakeClock();
+    const pending = begin(() =>
       connect({
         ...base,
         url: server.url,
         maxProtocolVersion: "2025-11-25",
         handshakeTimeoutMs: 5_000,
         timeoutMs: DEADLINE_MS,
+        deps: { clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
+    const e = await fireLimit(clock, DEADLINE_MS, pending);
     assertTimedOut(e, "deadline_exceeded", ["initialize"]);
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
   });
 
   test("E3: after a probe answered -32601, a silent initialize ends with handshake_timeout", async () => {
     const server = await serve(legacyHttp({ discover: "rpc-32601", initialize: "hang" }));
+    const clock = fakeClock();
     const log = eventLog();
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, handshakeTimeoutMs: 250, timeoutMs: 2_000, onEvent: log.onEvent }),
+    const pending = begin(() =>
+      connect({
+        ...base,
+        url: server.url,
+        handshakeTimeoutMs: 250,
+        timeoutMs: 2_000,
+        onEvent: log.onEvent,
+        deps: { clock },
+      }),
     );
-    const e = tetherErrorOf(run);
+    await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
+    const e = await fireLimit(clock, 250, pending);
     assertTimedOut(e, "handshake_timeout", ["initialize"]);
-    assert.ok(
-      run.ms < 2_000,
-      `the handshake limit fired after ${Math.round(run.ms)} ms, not before the deadline`,
-    );
     assert.deepEqual(
       server.requests.map((r) => r.rpcMethod),
       ["server/discover", "initialize"],
@@ -313,16 +411,23 @@ describe("E3: initialize never answered", () => {
 
   test("E3: a stdio server that refuses the probe and never answers initialize: handshake_timeout, process gone", async () => {
     const s = script(legacyStdio({ probe: "rpc-32601", initialize: "silent" }));
-    const run = await timed(() =>
-      connect({ ...base, command: s.command, args: s.args, handshakeTimeoutMs: 250, timeoutMs: 2_000 }),
+    const clock = fakeClock();
+    const pending = begin(() =>
+      connect({
+        ...base,
+        command: s.command,
+        args: s.args,
+        handshakeTimeoutMs: 250,
+        timeoutMs: 2_000,
+        deps: { clock },
+      }),
     );
-    const e = tetherErrorOf(run);
+    const pid = await received(s, () => s.pids()[0], "initialize");
+    const e = await fireLimit(clock, 250, pending);
     assertTimedOut(e, "handshake_timeout", ["initialize"]);
-    assertSettledByDeadline(run.ms, 2_000, 250);
-    const pids = s.pids();
-    assert.equal(pids.length, 1, "one process: a refused probe leaves the channel usable");
-    assert.deepEqual(s.received(pids[0]!), ["server/discover", "initialize"]);
-    assert.equal(isAlive(pids[0]!), false, "the process is gone once connect() settled");
+    assert.equal(s.pids().length, 1, "one process: a refused probe leaves the channel usable");
+    assert.deepEqual(s.received(pid), ["server/discover", "initialize"]);
+    assert.equal(isAlive(pid), false, "the process is gone once connect() settled");
   });
 });
 
@@ -331,48 +436,66 @@ describe("E3: initialize never answered", () => {
 describe("E1/E4: silent and stubborn stdio servers", () => {
   test("N6/E1: a silent probe gives way to a fresh process; with every process silent the deadline ends it", async () => {
     const s = script(SILENT);
-    // Generous: on a loaded machine a node process takes a while to start reading its stdin.
-    const deadline = 2_000;
+    const clock = fakeClock();
     const log = eventLog();
     const spawned = recordingSpawn();
-    const run = await timed(() =>
+    const pending = begin(() =>
       connect({
         ...base,
         command: s.command,
         args: s.args,
         probeTimeoutMs: 200,
-        timeoutMs: deadline,
+        timeoutMs: DEADLINE_MS,
         onEvent: log.onEvent,
-        deps: { spawn: spawned.spawn },
+        deps: { spawn: spawned.spawn, clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    const probed = await received(s, () => spawned.pids[0], "server/discover");
+    await clock.advanceTo(await clock.timer((t) => t.ms === 200));
+    const fresh = await received(s, () => spawned.pids[1], "initialize");
+    const e = await fireLimit(clock, DEADLINE_MS, pending);
     assertTimedOut(e, "deadline_exceeded", ["initialize"]);
-    assertSettledByDeadline(run.ms, deadline);
-    const pids = spawned.pids;
-    assert.equal(pids.length, 2, "a fresh process after the silent probe");
-    // The first process may die before it logs the probe; what matters is it never got initialize.
-    assert.ok(
-      !s.received(pids[0]!).includes("initialize"),
+    assert.equal(spawned.pids.length, 2, "a fresh process after the silent probe");
+    assert.deepEqual(
+      s.received(probed),
+      ["server/discover"],
       "N6: initialize never went to the probed process",
     );
-    assert.ok(!s.received(pids[1]!).includes("server/discover"), "the fresh process was not probed again");
-    for (const pid of pids) assert.equal(isAlive(pid), false, `process ${pid} is gone`);
-    assertNoStageAfterDeadline(log.events, deadline);
+    assert.deepEqual(s.received(fresh), ["initialize"], "the fresh process was not probed again");
+    for (const pid of spawned.pids) assert.equal(isAlive(pid), false, `process ${pid} is gone`);
+    assertNoStageAfterDeadline(log.events, DEADLINE_MS);
   });
 
   test("E4: a stdio server that ignores SIGTERM and its stdin's end is killed within the grace", async () => {
     const s = script(STUBBORN);
+    const clock = fakeClock();
     const log = eventLog();
-    const run = await timed(() =>
-      connect({ ...base, command: s.command, args: s.args, timeoutMs: DEADLINE_MS, onEvent: log.onEvent }),
+    const pending = begin(() =>
+      connect({
+        ...base,
+        command: s.command,
+        args: s.args,
+        timeoutMs: DEADLINE_MS,
+        onEvent: log.onEvent,
+        deps: { clock },
+      }),
     );
-    const e = tetherErrorOf(run);
-    assertTimedOut(e, "deadline_exceeded", ["spawn", "probe"]);
-    assertSettledByDeadline(run.ms, DEADLINE_MS);
-    const pids = s.pids();
-    assert.equal(pids.length, 1);
-    assert.equal(isAlive(pids[0]!), false, "the stubborn process is gone once connect() settled");
+    // Once it logged the probe, its SIGTERM handler (installed before it reads) is in place.
+    const pid = await received(s, () => s.pids()[0], "server/discover");
+    const firedAt = performance.now();
+    const e = await fireLimit(clock, DEADLINE_MS, pending);
+    assertTimedOut(e, "deadline_exceeded", ["probe"]);
+    const stoppingMs = pending.settledAt() - firedAt;
+    assert.ok(
+      stoppingMs >= 0.8 * SIGTERM_GRACE_MS,
+      `settled ${Math.round(stoppingMs)} ms after the deadline: too soon to have given SIGTERM its grace`,
+    );
+    assert.ok(
+      stoppingMs <= CLEANUP_GRACE_MS + LOAD_SLACK_MS,
+      `settled ${Math.round(stoppingMs)} ms after the deadline; the grace is ${CLEANUP_GRACE_MS} ms`,
+    );
+    assert.equal(s.pids().length, 1);
+    assert.equal(isAlive(pid), false, "the stubborn process is gone once connect() settled");
     assert.ok(
       s.log().some((l) => (l.event as string) === "sigterm"),
       "it was asked to stop (SIGTERM) before it was killed",
@@ -381,13 +504,14 @@ describe("E1/E4: silent and stubborn stdio servers", () => {
   });
 
   test("E2: when the deadline passes while a silent probe's process is being stopped, no fresh process starts", async () => {
-    // The probe gives up at 200 ms; stopping a process that ignores its stdin's end takes longer
-    // than what remains of the 450 ms deadline, so the fresh attempt at initialize must not start.
+    // The probe gives up at 200 ms; the process ignores its stdin's end, so stopping it takes the
+    // real grace before SIGTERM. The deadline passes (at 450 ms) while that is under way.
     const s = script(SILENT_IGNORES_STDIN_END);
     const deadline = 450;
+    const clock = fakeClock();
     const log = eventLog();
     const spawned = recordingSpawn();
-    const run = await timed(() =>
+    const pending = begin(() =>
       connect({
         ...base,
         command: s.command,
@@ -395,13 +519,19 @@ describe("E1/E4: silent and stubborn stdio servers", () => {
         probeTimeoutMs: 200,
         timeoutMs: deadline,
         onEvent: log.onEvent,
-        deps: { spawn: spawned.spawn },
+        deps: { spawn: spawned.spawn, clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await received(s, () => spawned.pids[0], "server/discover");
+    await clock.advanceTo(await clock.timer((t) => t.ms === 200));
+    await until(
+      () => log.events.some((x) => x.type === "stage_end" && x.stage === "probe"),
+      LONG_DEADLINE_MS,
+      "the probe ended",
+    );
+    const e = await fireLimit(clock, deadline, pending);
     assert.equal(e.code, "timeout", `code (reason ${e.reason}, stage ${e.stage})`);
     assert.equal(e.reason, "deadline_exceeded");
-    assert.ok(run.ms <= deadline + CLEANUP_GRACE_MS, `settled after ${Math.round(run.ms)} ms`);
     assertNoStageAfterDeadline(log.events, deadline);
     assert.equal(spawned.pids.length, 1, "no fresh process was spawned after the deadline");
     for (const pid of spawned.pids) assert.equal(isAlive(pid), false, `process ${pid} is gone`);
@@ -413,42 +543,46 @@ describe("E1/E4: silent and stubborn stdio servers", () => {
 describe("E3: caller cancellation at each stage", () => {
   test("E3: cancelling during spawn rejects with cancelled, the caller's reason as cause", async () => {
     const fake = neverSpawns();
-    const c = cancelDuring("spawn");
-    const run = await timed(() =>
+    const clock = fakeClock();
+    const c = canceller("spawn");
+    const pending = begin(() =>
       connect({
         ...base,
         command: "never-started",
         signal: c.signal,
         onEvent: c.onEvent,
-        timeoutMs: 10_000,
-        deps: { spawn: fake.spawn },
+        timeoutMs: LONG_DEADLINE_MS,
+        deps: { spawn: fake.spawn, clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await c.abortOnce(() => fake.calls() === 1);
+    const e = tetherErrorOf(await pending.outcome);
     assertCancelled(e, c.reason, ["spawn"]);
-    assert.ok(run.ms < CANCEL_AFTER_MS + CLEANUP_GRACE_MS, `settled after ${Math.round(run.ms)} ms`);
+    assertSettledOnCancel(clock, pending, c.abortedAt());
     assert.equal(fake.calls(), 1);
     assert.deepEqual(c.startsAfterAbort, [], "E2: no stage started after the caller cancelled");
   });
 
   test("E3: cancelling during a stdio probe rejects with cancelled and stops the process", async () => {
     const s = script(SILENT);
-    const c = cancelDuring("probe");
+    const clock = fakeClock();
+    const c = canceller("probe");
     const spawned = recordingSpawn();
-    const run = await timed(() =>
+    const pending = begin(() =>
       connect({
         ...base,
         command: s.command,
         args: s.args,
         signal: c.signal,
         onEvent: c.onEvent,
-        timeoutMs: 10_000,
-        deps: { spawn: spawned.spawn },
+        timeoutMs: LONG_DEADLINE_MS,
+        deps: { spawn: spawned.spawn, clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await c.abortOnce(() => spawned.pids[0] !== undefined && s.received(spawned.pids[0]).length > 0);
+    const e = tetherErrorOf(await pending.outcome);
     assertCancelled(e, c.reason, ["probe"]);
-    assert.ok(run.ms < CANCEL_AFTER_MS + CLEANUP_GRACE_MS, `settled after ${Math.round(run.ms)} ms`);
+    assertSettledOnCancel(clock, pending, c.abortedAt());
     assert.equal(spawned.pids.length, 1, "no fresh process after a cancelled probe");
     assert.equal(isAlive(spawned.pids[0]!), false, "the process is gone");
     assert.deepEqual(c.startsAfterAbort, [], "E2: no stage started after the caller cancelled");
@@ -456,15 +590,24 @@ describe("E3: caller cancellation at each stage", () => {
 
   test("E3: cancelling during an HTTP request that never answers rejects with cancelled and aborts the request", async () => {
     const server = await serve(legacyHttp({ discover: "hang" }));
-    const c = cancelDuring("probe");
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, signal: c.signal, onEvent: c.onEvent, timeoutMs: 10_000 }),
+    const clock = fakeClock();
+    const c = canceller("probe");
+    const pending = begin(() =>
+      connect({
+        ...base,
+        url: server.url,
+        signal: c.signal,
+        onEvent: c.onEvent,
+        timeoutMs: LONG_DEADLINE_MS,
+        deps: { clock },
+      }),
     );
-    const e = tetherErrorOf(run);
+    await c.abortOnce(() => server.count("server/discover") === 1);
+    const e = tetherErrorOf(await pending.outcome);
     assertCancelled(e, c.reason, ["http_request", "probe"]);
-    assert.ok(run.ms < CANCEL_AFTER_MS + CLEANUP_GRACE_MS, `settled after ${Math.round(run.ms)} ms`);
+    assertSettledOnCancel(clock, pending, c.abortedAt());
     assert.ok(
-      await eventually(() => server.openRequests() === 0, 1_000),
+      await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
       "the request in flight was aborted",
     );
     assert.deepEqual(c.startsAfterAbort, [], "E2: no stage started after the caller cancelled");
@@ -472,44 +615,57 @@ describe("E3: caller cancellation at each stage", () => {
 
   test("E3: cancelling while waiting for the HTTP+SSE endpoint rejects with cancelled and closes the stream", async () => {
     const server = await serve(legacySse({ kind: "silent" }), "/sse");
-    const c = cancelDuring("sse_endpoint");
-    const run = await timed(() =>
+    const clock = fakeClock();
+    const c = canceller("sse_endpoint");
+    const pending = begin(() =>
       connect({
         ...base,
         url: server.url,
         transport: "sse",
         signal: c.signal,
         onEvent: c.onEvent,
-        timeoutMs: 10_000,
+        timeoutMs: LONG_DEADLINE_MS,
+        deps: { clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await c.abortOnce(() => server.count("GET") === 1);
+    const e = tetherErrorOf(await pending.outcome);
     assertCancelled(e, c.reason, ["sse_endpoint"]);
-    assert.ok(run.ms < CANCEL_AFTER_MS + CLEANUP_GRACE_MS, `settled after ${Math.round(run.ms)} ms`);
-    assert.ok(await eventually(() => server.openRequests() === 0, 1_000), "the event stream was closed");
+    assertSettledOnCancel(clock, pending, c.abortedAt());
+    assert.ok(
+      await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
+      "the event stream was closed",
+    );
   });
 
   test("E3: cancelling during initialize rejects with cancelled and sends nothing more", async () => {
     const server = await serve(legacyHttp({ initialize: "hang-sse" }));
-    const c = cancelDuring("initialize");
-    const run = await timed(() =>
+    const clock = fakeClock();
+    const c = canceller("initialize");
+    const pending = begin(() =>
       connect({
         ...base,
         url: server.url,
         maxProtocolVersion: "2025-11-25",
         signal: c.signal,
         onEvent: c.onEvent,
-        timeoutMs: 10_000,
+        timeoutMs: LONG_DEADLINE_MS,
+        deps: { clock },
       }),
     );
-    const e = tetherErrorOf(run);
+    await c.abortOnce(() => server.count("initialize") === 1);
+    const e = tetherErrorOf(await pending.outcome);
     assertCancelled(e, c.reason, ["initialize"]);
-    assert.ok(run.ms < CANCEL_AFTER_MS + CLEANUP_GRACE_MS, `settled after ${Math.round(run.ms)} ms`);
+    assertSettledOnCancel(clock, pending, c.abortedAt());
+    assert.ok(
+      await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
+      "the reply stream was closed",
+    );
     assert.deepEqual(
       server.requests.map((r) => r.rpcMethod ?? r.method),
       ["initialize"],
+      "nothing was sent after the cancellation",
     );
-    assert.ok(await eventually(() => server.openRequests() === 0, 1_000), "the reply stream was closed");
   });
 
   test("E2: a signal that is already aborted rejects with cancelled before any I/O", async () => {
@@ -718,7 +874,7 @@ describe("C4: cancellation or expiry just as the handshake succeeds", () => {
 
 // ---------------------------------------------------------------- C9
 
-describe("C9: a script whose connect() failed exits by itself", { concurrency: 3 }, () => {
+describe("C9: a script whose connect() failed exits by itself", { concurrency: 5 }, () => {
   const FIXTURE = fileURLToPath(new URL("../fixtures/deadline/failing-connect.ts", import.meta.url));
 
   interface Scenario {

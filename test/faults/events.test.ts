@@ -32,6 +32,7 @@ import {
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
+import { fakeClock, until } from "../helpers/fake-clock.ts";
 
 const servers: Loopback[] = [];
 const scripts: StdioScript[] = [];
@@ -190,9 +191,21 @@ describe("D1: the event sequence", () => {
   test("D1: a stage that runs out of its own limit says which limit, distinct from the deadline", async () => {
     const server = await serve(legacyHttp({ discover: "rpc-32601", initialize: "hang" }));
     const log = eventLog();
-    const run = await timed(() =>
-      connect({ ...base, url: server.url, handshakeTimeoutMs: 200, timeoutMs: 2_000, onEvent: log.onEvent }),
+    // On a fake clock, moved to the handshake limit once initialize reached the server.
+    const clock = fakeClock();
+    const connecting = timed(() =>
+      connect({
+        ...base,
+        url: server.url,
+        handshakeTimeoutMs: 200,
+        timeoutMs: 2_000,
+        onEvent: log.onEvent,
+        deps: { clock },
+      }),
     );
+    await until(() => server.count("initialize") === 1, 20_000, "initialize arrived");
+    await clock.advanceTo(await clock.timer((t) => t.ms === 200));
+    const run = await connecting;
     assert.equal(tetherErrorOf(run).reason, "handshake_timeout");
     const failed = log.events.find((e) => e.type === "stage_end" && e.stage === "initialize");
     assert.ok(failed?.type === "stage_end" && failed.ok === false);
@@ -224,11 +237,13 @@ describe("D1/D2: delivery", () => {
   test("D2: a listener that throws on every event breaks nothing and delays nothing", async () => {
     const server = await serve(legacyHttp());
     let calls = 0;
-    const quiet = await timed(async () => (await connect({ ...base, url: server.url })).close());
+    // A fake clock that never moves: whatever a throwing listener did, nothing waited on a timer.
+    const clock = fakeClock();
     const noisy = await timed(async () => {
       const client = await connect({
         ...base,
         url: server.url,
+        deps: { clock },
         onEvent: () => {
           calls++;
           throw new Error("listener failure");
@@ -241,7 +256,7 @@ describe("D1/D2: delivery", () => {
     assert.equal(noisy.error, undefined, `connect and call succeeded (${String(noisy.error)})`);
     assert.deepEqual(noisy.value?.content, [{ type: "text", text: "still fine" }]);
     assert.ok(calls >= 8, `the listener was called for every event (${calls})`);
-    assert.ok(noisy.ms < quiet.ms + 1_000, `a throwing listener cost ${Math.round(noisy.ms - quiet.ms)} ms`);
+    assert.deepEqual(clock.fired(), [], "nothing waited out a limit");
   });
 
   test("D2: an async listener that rejects on every event neither breaks the connection nor the process", async () => {
@@ -258,7 +273,8 @@ describe("D1/D2: delivery", () => {
         });
         await client.callTool("echo", { text: "x" });
         await client.close();
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // A turn of the event loop: an unhandled rejection of the listener's would end the process first.
+        await new Promise((resolve) => setImmediate(resolve));
         process.stdout.write("ok\\n");
       `,
       env: { TETHER_URL: server.url },

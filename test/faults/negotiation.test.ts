@@ -2,6 +2,11 @@
 // classifier (PROTOCOL.md, "Finding the era"; CONTRACT N1-N8). Each test checks the outcome (era
 // or typed error), that a reply which decided it was acted on at once (no timer waited out), and
 // what crossed the wire.
+//
+// Every connection runs on a fake clock (`deps.clock`) that only the test moves: a reply that
+// decides the outcome decides it with the clock never moved, and where silence is the evidence
+// the test moves the clock to the probe limit once the probe reached the server, so no test
+// depends on how fast the machine is.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -12,6 +17,7 @@ import {
   type LifecycleEvent,
   TetherError,
 } from "../../src/index.ts";
+import { type FakeClock, fakeClock, until } from "../helpers/fake-clock.ts";
 import {
   discoverResult,
   empty,
@@ -32,14 +38,17 @@ import {
   text,
 } from "../helpers/hostile.ts";
 
-/** Limits configured on every connection: generous, so a test that waits one out is obvious. */
+/** Limits configured on every connection, on the fake clock: none is reached unless a test moves it. */
 const PROBE_TIMEOUT_MS = 3_000;
 const HANDSHAKE_TIMEOUT_MS = 3_000;
 const TIMEOUT_MS = 8_000;
-/** A reply that decides the outcome is acted on well inside any limit above. */
-const DECIDED_WITHIN_MS = 1_500;
-/** For the one row where silence is the evidence: the probe limit it waits out. */
+/** For the rows where silence is the evidence: the probe limit the test moves the clock to. */
 const SILENT_PROBE_MS = 300;
+/**
+ * Real time after which a connection that has not settled is cancelled as hung: with the clock
+ * never moved, it was waiting for a limit. A bound on a broken test, never reached otherwise.
+ */
+const STUCK_MS = 20_000;
 
 const MODERN = "2026-07-28";
 const META_PREFIX = "io.modelcontextprotocol/";
@@ -52,27 +61,51 @@ const MODERN_META_KEYS = [
 interface Outcome {
   client?: Client;
   error?: unknown;
-  elapsedMs: number;
   events: LifecycleEvent[];
+  /** The connection's clock: how much (fake) time passed, and which limits fired. */
+  clock: FakeClock;
 }
 
-/** Connects with the limits above, cold (no remembered era), recording lifecycle events. */
-async function establish(options: ConnectOptions): Promise<Outcome> {
+/**
+ * Connects with the limits above, cold (no remembered era), recording lifecycle events, on a
+ * fake clock that stays where it is unless `drive` moves it.
+ */
+async function establish(
+  options: ConnectOptions,
+  drive?: (clock: FakeClock) => Promise<void>,
+): Promise<Outcome> {
   const events: LifecycleEvent[] = [];
-  const started = performance.now();
+  const clock = fakeClock();
+  const stuck = new AbortController();
+  const guard = setTimeout(() => {
+    const pending = clock.pending().map((t) => `${t.ms} ms`);
+    stuck.abort(new Error(`hung: still waiting after ${STUCK_MS} ms, on limits ${pending.join(", ")}`));
+  }, STUCK_MS);
+  const connecting = connect({
+    timeoutMs: TIMEOUT_MS,
+    probeTimeoutMs: PROBE_TIMEOUT_MS,
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
+    listen: false,
+    eraHints: false,
+    signal: stuck.signal,
+    ...options,
+    deps: { clock },
+    onEvent: (e) => events.push(e),
+  });
   try {
-    const client = await connect({
-      timeoutMs: TIMEOUT_MS,
-      probeTimeoutMs: PROBE_TIMEOUT_MS,
-      handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-      listen: false,
-      eraHints: false,
-      ...options,
-      onEvent: (e) => events.push(e),
-    });
-    return { client, elapsedMs: performance.now() - started, events };
+    const [client] = await Promise.all([connecting, drive?.(clock)]);
+    return { client, events, clock };
   } catch (error) {
-    return { error, elapsedMs: performance.now() - started, events };
+    return {
+      error: await connecting.then(
+        () => error,
+        (e: unknown) => e,
+      ),
+      events,
+      clock,
+    };
+  } finally {
+    clearTimeout(guard);
   }
 }
 
@@ -90,7 +123,10 @@ async function expectEstablished(
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof TetherError) return `TetherError ${error.code}/${error.reason} at ${error.stage}`;
+  if (error instanceof TetherError) {
+    const cause = error.code === "cancelled" ? ` (${String(error.cause)})` : "";
+    return `TetherError ${error.code}/${error.reason} at ${error.stage}${cause}`;
+  }
   return String(error);
 }
 
@@ -104,11 +140,22 @@ function expectFailure(o: Outcome, code: string, reason?: string): TetherError {
   return o.error;
 }
 
+/** A reply decided it: the connection settled with its clock never moved, so no limit was waited out. */
 function decidedAtOnce(o: Outcome): void {
-  assert.ok(
-    o.elapsedMs < DECIDED_WITHIN_MS,
-    `decided in ${Math.round(o.elapsedMs)} ms; a reply had decided it, so no limit should have been waited out`,
-  );
+  assert.equal(o.clock.now(), 0, "no time passed");
+  assert.deepEqual(o.clock.fired(), [], "a reply had decided it, so no limit fired");
+}
+
+/** Moves the clock to the probe limit once the first process of `script` has received the probe. */
+function waitOutProbe(script: StdioScript) {
+  return async (clock: FakeClock) => {
+    await until(
+      () => script.pids().length > 0 && script.received(script.pids()[0]!).includes("server/discover"),
+      STUCK_MS,
+      "the probe reached the server",
+    );
+    await clock.advanceTo(await clock.timer((t) => t.ms === SILENT_PROBE_MS));
+  };
 }
 
 function evidenceOf(o: Outcome) {
@@ -437,22 +484,26 @@ describe("stdio: the probe's fate", () => {
     await withStdio(
       startStdioScript(legacyStdioServer({ discover: { reply: "silent" } })),
       async (script) => {
-        const o = await establish({
-          command: script.command,
-          args: script.args,
-          probeTimeoutMs: SILENT_PROBE_MS,
-        });
+        const o = await establish(
+          { command: script.command, args: script.args, probeTimeoutMs: SILENT_PROBE_MS },
+          waitOutProbe(script),
+        );
         const client = await expectEstablished(o, {
           era: "legacy",
           protocolVersion: "2025-11-25",
           transportMode: "stdio",
         });
         await client.close();
-        assert.ok(
-          o.elapsedMs >= SILENT_PROBE_MS * 0.9,
+        assert.equal(
+          o.clock.now(),
+          SILENT_PROBE_MS,
           "the probe limit was waited out: silence is the evidence",
         );
-        assert.ok(o.elapsedMs < PROBE_TIMEOUT_MS, `took ${Math.round(o.elapsedMs)} ms`);
+        assert.deepEqual(
+          o.clock.fired().map((t) => t.ms),
+          [SILENT_PROBE_MS],
+          "the probe limit, and no other, fired",
+        );
         const pids = script.pids();
         assert.equal(pids.length, 2, "one probed process, one fresh process");
         assert.deepEqual(
@@ -499,14 +550,17 @@ describe("stdio: the probe's fate", () => {
     await withStdio(
       startStdioScript(legacyStdioServer({ discover: { reply: "silent" } })),
       async (script) => {
-        const o = await establish({
-          command: script.command,
-          args: script.args,
-          protocolVersion: MODERN,
-          probeTimeoutMs: SILENT_PROBE_MS,
-        });
+        const o = await establish(
+          {
+            command: script.command,
+            args: script.args,
+            protocolVersion: MODERN,
+            probeTimeoutMs: SILENT_PROBE_MS,
+          },
+          waitOutProbe(script),
+        );
         expectFailure(o, "timeout", "probe_timeout");
-        assert.ok(o.elapsedMs < PROBE_TIMEOUT_MS, `took ${Math.round(o.elapsedMs)} ms`);
+        assert.equal(o.clock.now(), SILENT_PROBE_MS, "it failed when the probe limit fired");
         const pids = script.pids();
         assert.equal(pids.length, 1);
         assert.deepEqual(script.received(pids[0]!), ["server/discover"]);

@@ -1,6 +1,10 @@
 // Ownership (CONTRACT C5, C6, E4): what we own is disposed exactly once, what the caller lends us
 // (a fetch, a signal) is only ever used, never closed or aborted, and a disposer that fails never
 // replaces the error being reported.
+//
+// Where a limit is the point (a deadline, the bound on a DELETE that never answers), the client
+// runs on a fake clock (`deps.clock`) the test moves once the request reached the server, so the
+// limit fires at exactly its value on any machine.
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -8,7 +12,6 @@ import { getEventListeners } from "node:events";
 import { after, describe, test } from "node:test";
 import { type ConnectOptions, connect } from "../../src/index.ts";
 import {
-  delay,
   eventually,
   isAlive,
   killQuietly,
@@ -24,11 +27,15 @@ import {
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
+import { type FakeClock, fakeClock, until } from "../helpers/fake-clock.ts";
 
-/** close() ends a legacy session with a DELETE bounded at 1 s; "about 1.5 s" leaves room for a slow machine. */
-const CLOSE_WITHIN_MS = 1_500;
-/** How long a test waits for a close() that should have resolved long before, so a hang fails instead of stalling. */
-const CLOSE_GIVE_UP_MS = 4_000;
+/** close() ends a legacy session with a DELETE bounded at this (on the client's clock). */
+const DELETE_LIMIT_MS = 1_000;
+/**
+ * Real time a test waits for an event (a request arriving, a close() that should have resolved
+ * long before), so a hang fails instead of stalling; never a measurement.
+ */
+const STUCK_MS = 20_000;
 
 const servers: Loopback[] = [];
 const scripts: StdioScript[] = [];
@@ -53,6 +60,11 @@ function script(source: string): StdioScript {
 
 const base = { eraHints: false, timeoutMs: 5_000 } as const satisfies Partial<ConnectOptions>;
 
+/** Moves the fake clock to the pending timer of `ms`, once it is set. */
+async function fire(clock: FakeClock, ms: number): Promise<void> {
+  await clock.advanceTo(await clock.timer((t) => t.ms === ms, STUCK_MS));
+}
+
 function abortListeners(signal: AbortSignal): number {
   return getEventListeners(signal, "abort").length;
 }
@@ -62,13 +74,17 @@ async function closeOutcome(
   close: () => Promise<void>,
 ): Promise<{ outcome: string; ms: number; error?: unknown }> {
   const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
   const result = await Promise.race([
     close().then(
       () => ({ outcome: "resolved" }),
       (error: unknown) => ({ outcome: "rejected", error }),
     ),
-    delay(CLOSE_GIVE_UP_MS).then(() => ({ outcome: "pending" })),
+    new Promise<{ outcome: string }>((resolve) => {
+      timer = setTimeout(() => resolve({ outcome: "pending" }), STUCK_MS);
+    }),
   ]);
+  clearTimeout(timer);
   return { ...result, ms: performance.now() - started };
 }
 
@@ -145,15 +161,19 @@ describe("C5: what the caller lends us is only used", () => {
     const server = await serve(legacyHttp({ discover: "hang", initialize: "hang" }));
     const watched = watchedFetch();
     const controller = new AbortController();
-    const run = await timed(() =>
+    const clock = fakeClock();
+    const connecting = timed(() =>
       connect({
         ...base,
         url: server.url,
         timeoutMs: 300,
         signal: controller.signal,
-        deps: { fetch: watched.fetch },
+        deps: { fetch: watched.fetch, clock },
       }),
     );
+    await until(() => server.requests.length === 1, STUCK_MS, "the first request arrived");
+    await fire(clock, 300);
+    const run = await connecting;
     assert.equal(tetherErrorOf(run).code, "timeout");
     assert.equal(controller.signal.aborted, false, "the caller's signal was not aborted by our deadline");
     assert.equal(abortListeners(controller.signal), 0, "no listener left on the caller's signal");
@@ -189,7 +209,7 @@ describe("C5: each resource is disposed exactly once", () => {
     assert.equal(client.close(), first, "every call gets the same promise");
     await Promise.all([first, client.close(), client.close()]);
     await client.close();
-    await delay(200);
+    // Every close() has resolved, and each waits for the DELETE it would send: all have arrived.
     const deletes = server.requests.filter((r) => r.method === "DELETE");
     assert.equal(deletes.length, 1, "exactly one DELETE");
     assert.equal(deletes[0]!.headers["mcp-session-id"], SESSION_ID);
@@ -228,21 +248,30 @@ describe("C5: each resource is disposed exactly once", () => {
 });
 
 describe("C5/E4: close() against a misbehaving DELETE", () => {
-  for (const [label, behaviour] of [
-    ["answers 500", "http-500"],
-    ["never answers", "hang"],
-  ] as const) {
-    test(`C5: close() resolves within ~1.5 s and never rejects when DELETE ${label}`, async () => {
-      const server = await serve(legacyHttp({ delete: behaviour }));
-      const client = await connect({ ...base, url: server.url });
-      const closed = await closeOutcome(() => client.close());
-      assert.equal(closed.outcome, "resolved", String(closed.error ?? ""));
-      assert.ok(closed.ms <= CLOSE_WITHIN_MS, `close() took ${Math.round(closed.ms)} ms`);
-      assert.equal(server.count("DELETE"), 1);
-    });
-  }
+  test("C5: close() resolves at once and never rejects when DELETE answers 500", async () => {
+    const server = await serve(legacyHttp({ delete: "http-500" }));
+    const clock = fakeClock();
+    const client = await connect({ ...base, url: server.url, deps: { clock } });
+    const closed = await closeOutcome(() => client.close());
+    assert.equal(closed.outcome, "resolved", String(closed.error ?? ""));
+    assert.deepEqual(clock.fired(), [], "at once: no limit was waited out");
+    assert.equal(server.count("DELETE"), 1);
+  });
 
-  test("E4: close() resolves within ~1.5 s when the caller's fetch hangs on DELETE and ignores its signal", async () => {
+  test("C5: close() resolves when its DELETE limit ends, and never rejects, when DELETE never answers", async () => {
+    const server = await serve(legacyHttp({ delete: "hang" }));
+    const clock = fakeClock();
+    const client = await connect({ ...base, url: server.url, deps: { clock } });
+    const closing = closeOutcome(() => client.close());
+    await until(() => server.count("DELETE") === 1, STUCK_MS, "the DELETE arrived");
+    await fire(clock, DELETE_LIMIT_MS);
+    const closed = await closing;
+    assert.equal(closed.outcome, "resolved", String(closed.error ?? ""));
+    assert.equal(clock.now(), DELETE_LIMIT_MS, "close() waited for the DELETE until its limit, no longer");
+    assert.equal(server.count("DELETE"), 1);
+  });
+
+  test("E4: close() resolves when its DELETE limit ends when the caller's fetch hangs on DELETE and ignores its signal", async () => {
     const server = await serve(legacyHttp());
     let deletes = 0;
     const stubborn = ((input: string | URL | Request, init?: RequestInit) => {
@@ -252,11 +281,14 @@ describe("C5/E4: close() against a misbehaving DELETE", () => {
       }
       return fetch(input, init);
     }) as typeof fetch;
-    const client = await connect({ ...base, url: server.url, deps: { fetch: stubborn } });
-    const closed = await closeOutcome(() => client.close());
-    assert.equal(deletes, 1);
+    const clock = fakeClock();
+    const client = await connect({ ...base, url: server.url, deps: { fetch: stubborn, clock } });
+    const closing = closeOutcome(() => client.close());
+    await until(() => deletes === 1, STUCK_MS, "the DELETE was handed to the caller's fetch");
+    await fire(clock, DELETE_LIMIT_MS);
+    const closed = await closing;
     assert.equal(closed.outcome, "resolved", "close() is not held by a fetch that ignores cancellation");
-    assert.ok(closed.ms <= CLOSE_WITHIN_MS, `close() took ${Math.round(closed.ms)} ms`);
+    assert.equal(clock.now(), DELETE_LIMIT_MS, "close() gave up on the DELETE at its limit");
   });
 });
 
@@ -266,22 +298,31 @@ describe("C6: a failing disposer never replaces the primary error", () => {
     const killFailure = new Error("kill refused by the test's spawn seam");
     let child: ChildProcess | undefined;
     const spawnWithBrokenKill = ((...args: Parameters<typeof spawn>) => {
-      child = spawn(...args);
+      // Not a process group leader (no `detached`), so shutdown signals go through this kill().
+      child = spawn(args[0] as string, args[1] as string[], { ...(args[2] as object), detached: false });
       if (child.pid !== undefined) children.push(child.pid);
       child.kill = () => {
         throw killFailure;
       };
       return child;
     }) as typeof spawn;
-    const run = await timed(() =>
+    const clock = fakeClock();
+    const connecting = timed(() =>
       connect({
         ...base,
         command: s.command,
         args: s.args,
         timeoutMs: 400,
-        deps: { spawn: spawnWithBrokenKill },
+        deps: { spawn: spawnWithBrokenKill, clock },
       }),
     );
+    await until(
+      () => s.pids().length === 1 && s.received(s.pids()[0]!).includes("server/discover"),
+      STUCK_MS,
+      "the probe reached the process",
+    );
+    await fire(clock, 400);
+    const run = await connecting;
     const e = tetherErrorOf(run);
     assert.equal(e.code, "timeout", `the primary error stands (got ${e.code}/${e.reason})`);
     assert.equal(e.reason, "deadline_exceeded");
@@ -316,11 +357,17 @@ describe("C6: a failing disposer never replaces the primary error", () => {
 
   test("C6: a DELETE that fails does not replace a version mismatch (and close of the failed attempt settles)", async () => {
     const server = await serve(legacyHttp({ version: "2025-06-18", delete: "http-500" }));
-    const run = await timed(() => connect({ ...base, url: server.url, protocolVersion: "2025-11-25" }));
+    const clock = fakeClock();
+    const run = await timed(() =>
+      connect({ ...base, url: server.url, protocolVersion: "2025-11-25", deps: { clock } }),
+    );
     const e = tetherErrorOf(run);
     assert.equal(e.code, "protocol");
     assert.equal(e.reason, "version_mismatch");
-    assert.ok(await eventually(() => server.count("DELETE") === 1, 1_000), "the session we opened was ended");
-    assert.ok(run.ms < 2_000, `settled after ${Math.round(run.ms)} ms`);
+    assert.ok(
+      await eventually(() => server.count("DELETE") === 1, STUCK_MS),
+      "the session we opened was ended",
+    );
+    assert.deepEqual(clock.fired(), [], "it settled at once: no limit was waited out");
   });
 });

@@ -4,8 +4,13 @@
 // entries without names, nextCursor of junk, content that is no array, unknown resultType,
 // JSON-RPC errors of any code, 100k-deep schemas, stray fields beside a result). Every run of
 // connect + listTools + callTool ends in a result or a TetherError with a code that fits what the
-// server did — never an uncaught exception, never code `internal`, never a hang past the deadline
-// plus the documented cleanup grace (E4).
+// server did — never an uncaught exception, never code `internal`, never a hang (E4).
+//
+// Every run is on a fake clock (`deps.clock`): a reply decides each step with no time passing,
+// so a busy machine cannot turn a slow run into a timeout. The one case where waiting out a
+// limit is right, a reply with fields beside its result that the client may skip, is where the
+// test moves time: once the server wrote such a reply, by a whole budget. A run that still has
+// not settled after HANG_MS of real time was waiting for a limit nothing would end: a hang.
 //
 // Each run spawns a process (about 100 ms on a small machine), so this property runs few times;
 // one script serves every run and reads its answers from a plan file rewritten per run. In
@@ -15,14 +20,8 @@
 import assert from "node:assert/strict";
 import { after, type TestContext, test } from "node:test";
 import fc from "fast-check";
-import {
-  CLEANUP_GRACE_MS,
-  type Client,
-  connect,
-  type ErrorCode,
-  KNOWN_VERSIONS,
-  TetherError,
-} from "../../src/index.ts";
+import { type Client, connect, type ErrorCode, KNOWN_VERSIONS, TetherError } from "../../src/index.ts";
+import { type FakeClock, fakeClock } from "../helpers/fake-clock.ts";
 import { fuzz } from "./fuzz-config.ts";
 import { DEEP_MARK, garbageServer, type Plan, type ReplyBody } from "./garbage-server.ts";
 
@@ -34,10 +33,10 @@ after(() => {
 
 const LIMITS = { maxTools: 6, maxListPages: 4, maxToolSchemaBytes: 4_096, maxInputRounds: 2 } as const;
 /**
- * How long a run may take before it counts as a hang: the three operations' budgets, the cleanup
- * grace (E4), and slack for a loaded machine.
+ * Real time a run may take before it counts as a hang. Nothing in a run waits on time (the clock
+ * is fake), so this only has to hold a process start and a few replies on a loaded machine.
  */
-const hangMs = (timeoutMs: number) => 3 * timeoutMs + CLEANUP_GRACE_MS + 1_500;
+const HANG_MS = 20_000;
 
 // ---------------------------------------------------------------- garbage
 
@@ -205,7 +204,7 @@ type Outcome =
   | { ok: true; version: string; tools: unknown[]; content: unknown }
   | { ok: false; error: unknown; step: string };
 
-async function exercise(timeoutMs: number): Promise<Outcome> {
+async function exercise(timeoutMs: number, clock: FakeClock): Promise<Outcome> {
   let client: Client | undefined;
   let step = "connect";
   try {
@@ -216,6 +215,7 @@ async function exercise(timeoutMs: number): Promise<Outcome> {
       timeoutMs,
       probeTimeoutMs: Math.min(2_000, timeoutMs),
       ...LIMITS,
+      deps: { clock },
     });
     step = "listTools";
     const tools = await client.listTools();
@@ -229,22 +229,38 @@ async function exercise(timeoutMs: number): Promise<Outcome> {
   }
 }
 
+/**
+ * One run on a fake clock. Each time the server writes a reply the client may skip, time moves
+ * by a whole budget, so the step waiting for it ends with its limit as it would in real time.
+ */
 async function bounded(p: Plan, timeoutMs: number): Promise<Outcome> {
-  const limitMs = hangMs(timeoutMs);
   server.setPlan(p);
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // The client never settled, so nothing of ours will stop its server: stop it here.
-      const killed = server.killAll();
-      reject(new Error(`hang: no outcome within ${limitMs} ms (${killed} server process(es) still running)`));
-    }, limitMs);
+  const clock = fakeClock();
+  let settled = false;
+  const run = exercise(timeoutMs, clock).finally(() => {
+    settled = true;
   });
-  try {
-    return await Promise.race([exercise(timeoutMs), hang]);
-  } finally {
-    clearTimeout(timer);
+  let waitedOut = server.strays();
+  const started = performance.now();
+  while (!settled) {
+    if (server.strays() > waitedOut) {
+      waitedOut++;
+      await clock.advance(timeoutMs);
+      continue;
+    }
+    if (performance.now() - started > HANG_MS) {
+      // The client never settled, so nothing of ours will stop its server: stop it here.
+      const waiting = clock.pending().map((t) => `${t.ms} ms`);
+      const killed = server.killAll();
+      throw new Error(
+        `hang: no outcome within ${HANG_MS} ms, waiting on limits [${waiting.join(", ")}] ` +
+          `(${killed} server process(es) still running)`,
+      );
+    }
+    // Polls the server's log (a file) for the next reply to wait out.
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
+  return await run;
 }
 
 /** How the runs ended, reported as a diagnostic: a property whose runs all end alike tests little. */

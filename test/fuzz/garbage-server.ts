@@ -3,8 +3,11 @@
 // a list of reply bodies ({ result } or { error }, maybe with stray fields); the n-th request of a
 // method gets the n-th body (the last one once the list runs out). A string "__DEEP__" anywhere in
 // a body is replaced on the wire by arrays nested 100k deep, which JSON.stringify could not write.
+// It logs every reply that has fields beside its result (`error`, `method`): a line a client may
+// skip as no JSON-RPC response, and then wait out its limit for, which a test on a fake clock
+// moves time for.
 
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type StdioScript, startStdioScript } from "../helpers/hostile.ts";
 
@@ -32,6 +35,7 @@ onMessage((m) => {
   const body = bodies[Math.min(n, bodies.length) - 1];
   const text = JSON.stringify({ jsonrpc: "2.0", id: m.id, ...body }).split(${JSON.stringify(JSON.stringify(DEEP_MARK))}).join(DEEP);
   process.stdout.write(text + "\\n");
+  if ("result" in body && ("error" in body || "method" in body)) log({ event: "stray", method: m.method });
 });
 `;
 
@@ -41,6 +45,8 @@ export interface GarbageServer {
   args: string[];
   /** Replaces the plan the next process started will read. */
   setPlan(plan: Plan): void;
+  /** Replies written so far, by every process, with fields beside their result (see above). */
+  strays(): number;
   /**
    * SIGKILLs every process started from the script that is still running. For a run whose client
    * never settled: nothing else would stop its server, which would keep the test process alive.
@@ -60,12 +66,16 @@ function running(pid: number): boolean {
 
 export function garbageServer(): GarbageServer {
   const script: StdioScript = startStdioScript(SOURCE);
-  const planFile = join(script.args[1]!, "..", "plan.json");
+  const logFile = script.args[1]!;
+  const planFile = join(logFile, "..", "plan.json");
   writeFileSync(planFile, "{}");
   return {
     command: script.command,
     args: [...script.args, planFile],
     setPlan: (plan) => writeFileSync(planFile, JSON.stringify(plan)),
+    // Counted in the raw text: the log is read while processes append to it, so its last line
+    // may be half written.
+    strays: () => readFileSync(logFile, "utf8").split('"event":"stray"').length - 1,
     killAll: () => {
       let killed = 0;
       for (const pid of script.pids()) {

@@ -2,7 +2,9 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const CLI_BIN = fileURLToPath(new URL("../../dist/tether.mjs", import.meta.url));
+/** The bundle under test: dist/tether.mjs, or another build named by TETHER_TEST_CLI. */
+export const CLI_BIN =
+  process.env.TETHER_TEST_CLI ?? fileURLToPath(new URL("../../dist/tether.mjs", import.meta.url));
 
 export interface CliRun {
   code: number | null;
@@ -17,6 +19,11 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Send this signal after this many ms. */
   signalAfter?: { signal: NodeJS.Signals; ms: number };
+  /**
+   * Send this signal once `ready` resolves: an event that shows the CLI is where the test wants
+   * it, e.g. the server received its call (the CLI installs its signal handlers before any I/O).
+   */
+  signalWhen?: { signal: NodeJS.Signals; ready: Promise<unknown> };
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
@@ -41,7 +48,15 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun
     const signaller = options.signalAfter
       ? setTimeout(() => child.kill(options.signalAfter!.signal), options.signalAfter.ms)
       : undefined;
+    let closed = false;
+    options.signalWhen?.ready.then(
+      () => {
+        if (!closed) child.kill(options.signalWhen!.signal);
+      },
+      () => {},
+    );
     child.on("close", (code) => {
+      closed = true;
       clearTimeout(killer);
       if (signaller) clearTimeout(signaller);
       resolve({ code, stdout, stderr, elapsedMs: performance.now() - started });

@@ -1,13 +1,14 @@
-// A node:test reporter that prints the fault matrix: every test under test/faults/ as one row
-// (area, contract IDs, scenario, result, time), then the whole run's totals as a plain
-// "N passed, N failed" line. Used beside the TAP reporter by `npm test`.
+// A node:test reporter that prints the fault matrix: every test under test/faults/ (and under
+// test/long/, the long suite `npm run test:long` runs apart) as one row (area, contract IDs,
+// scenario, result, time), then the whole run's totals as a plain "N passed, N failed" line.
+// Used beside the TAP reporter by `npm test` and `npm run test:long`.
 const rows = [];
 let passed = 0;
 let failed = 0;
 let skipped = 0;
 
 function area(file) {
-  const m = /faults[\\/]([^\\/]+)\.test\.[tj]s$/.exec(file ?? "");
+  const m = /(?:faults|long)[\\/]([^\\/]+)\.test\.[tj]s$/.exec(file ?? "");
   return m ? m[1] : undefined;
 }
 

@@ -367,8 +367,9 @@ describe("C2: closure settles every pending request", () => {
     test(`C2: close() settles a pending call with a connection error, promptly (${label})`, async () => {
       const client = await connect({ ...target(), timeoutMs: CONNECT_TIMEOUT_MS });
       const pending = rejection(client.callTool("slow", { ms: 30_000 }, { timeoutMs: CALL_TIMEOUT_MS }));
-      // Give the request time to leave, so the close really races a call in flight.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A later call, answered: the slow call went out before it, so the close really races a
+      // call in flight (one the server holds).
+      await client.callTool("echo", { message: "after the slow one" }, { timeoutMs: CALL_TIMEOUT_MS });
       const closed = client.close();
       const { error, ms } = await pending;
       assertClosure(error);
@@ -440,7 +441,8 @@ describe("C5: close() is idempotent, shared, and never rejects", () => {
 
 // ---- C9 ----
 
-describe("C9: after close() nothing of ours keeps the process alive", () => {
+// Each test runs its own child process, so they run side by side.
+describe("C9: after close() nothing of ours keeps the process alive", { concurrency: 4 }, () => {
   const cases: {
     label: string;
     env: () => Record<string, string>;
