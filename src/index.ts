@@ -1,10 +1,3 @@
-export type {
-  AuthRecord,
-  ClientAuthMethod,
-  RegisteredClient,
-  ServerTokens,
-  TokenStore,
-} from "./auth/token-store.ts";
 export { clientKey, configDir, FileTokenStore, MemoryTokenStore, serverKey } from "./auth/token-store.ts";
 export type {
   CallOptions,
@@ -18,9 +11,7 @@ export type {
   TaskRequest,
   TaskRunOptions,
 } from "./client/api.ts";
-export type { ClientHandlers, HandlerContext } from "./client/handlers.ts";
 export type { NotificationHandler } from "./client/notification-hub.ts";
-export type { OutputValidator, OutputVerdict } from "./client/output-schema.ts";
 export type {
   Annotations,
   AudioContent,
@@ -59,24 +50,35 @@ export type {
 } from "./client/results.ts";
 export { LOGGING_LEVELS } from "./client/results.ts";
 export { connect } from "./connect/connect.ts";
-export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./connect/recovery.ts";
 export type {
   CallEffect,
   CancellationSource,
   ClosureCategory,
+  Era,
   ErrorCode,
   Phase,
   Stage,
+  TransportMode,
 } from "./errors/codes.ts";
 export type { ErrorRecord, Limits } from "./errors/tether-error.ts";
 export { TetherError } from "./errors/tether-error.ts";
 export type { LifecycleEvent } from "./lifecycle/events.ts";
 export { DIAGNOSTICS_CHANNEL } from "./lifecycle/events.ts";
+export type { Deps } from "./options/deps.ts";
+export type { ClientHandlers, HandlerContext } from "./options/handlers.ts";
 export { LIMITS } from "./options/limits.ts";
-export type { AuthOptions, ConnectOptions, Deps, PhaseBudget } from "./options/options.ts";
+export type { AuthOptions, ConnectOptions, PhaseBudget } from "./options/options.ts";
+export type { OutputValidator, OutputVerdict } from "./options/output-validator.ts";
+export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./options/recovery-policy.ts";
+export type {
+  AuthRecord,
+  ClientAuthMethod,
+  RegisteredClient,
+  ServerTokens,
+  TokenStore,
+} from "./options/token-store.ts";
 export type { EraHint, EraHintStore } from "./protocol/era-hints.ts";
 export { MemoryEraHints } from "./protocol/era-hints.ts";
 export type { ProtocolVersion } from "./protocol/versions.ts";
 export { KNOWN_VERSIONS } from "./protocol/versions.ts";
 export { CLEANUP_GRACE_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./transport/child-process.ts";
-export type { Era, TransportMode } from "./transport/transport.ts";

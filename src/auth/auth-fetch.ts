@@ -1,7 +1,8 @@
 import { authError, limitError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
+import type { FetchFn } from "../options/deps.ts";
 import { ByteBudget, ByteCeilingExceeded, readBounded } from "../transport/byte-budget.ts";
-import { asTransportError, discard, type FetchFn, fetchOrFail } from "../transport/http-common.ts";
+import { asTransportError, discard, fetchOrFail } from "../transport/http-common.ts";
 
 type Body = ConstructorParameters<typeof Response>[0];
 

@@ -1,4 +1,5 @@
-import { discard, type FetchFn } from "../transport/http-common.ts";
+import type { FetchFn } from "../options/deps.ts";
+import { discard } from "../transport/http-common.ts";
 import type { Authorizer } from "./authorizer.ts";
 
 function urlOf(input: Parameters<FetchFn>[0]): URL {

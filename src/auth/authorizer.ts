@@ -1,37 +1,25 @@
 import type * as oauth from "oauth4webapi";
 import { authError } from "../errors/failures.ts";
+import { Interrupt } from "../errors/interrupt.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { raceAbort, timeoutSignal } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
-import { Interrupt } from "../lifecycle/interrupt.ts";
-import type { FetchFn } from "../transport/http-common.ts";
+import type { FetchFn } from "../options/deps.ts";
+import type { ResolvedAuth } from "../options/resolve-auth.ts";
 import { type AuthFetchContext, MAX_AUTH_RESPONSE_BYTES } from "./auth-fetch.ts";
 import { type BearerChallenge, bearerChallenge, scopeList, unionScopes } from "./challenge.ts";
 import { type Discovered, discover, resourceCovers } from "./discovery.ts";
-import { authorizationCode, clientCredentials, type OpenUrl, refresh, type TokenSet } from "./flows.ts";
+import { authorizationCode, clientCredentials, refresh, type TokenSet } from "./flows.ts";
 import { LoopbackRedirect } from "./loopback.ts";
+import { type ChosenClient, chooseClient, clientAuth, registeredPort } from "./registration.ts";
 import {
-  type ChosenClient,
-  type ClientConfig,
-  chooseClient,
-  clientAuth,
-  registeredPort,
-} from "./registration.ts";
-import { clientKey, type ServerTokens, serverKey, type TokenStore } from "./token-store.ts";
-
-/** Authorization options after validation. */
-export interface ResolvedAuth {
-  /** `interactive`: every flow may run; `stored-only`: stored tokens (and their refresh) only. */
-  mode: "interactive" | "stored-only";
-  grant: "authorization_code" | "client_credentials";
-  client: ClientConfig;
-  /** Scopes asked for in place of the server's challenge or metadata. */
-  scopes: string[] | undefined;
-  redirectPort: number | undefined;
-  openUrl: OpenUrl | undefined;
-  store: TokenStore | undefined;
-}
+  clientKey,
+  processTokenStore,
+  type ServerTokens,
+  serverKey,
+  type TokenStore,
+} from "./token-store.ts";
 
 export interface AuthorizerEnv {
   server: URL;
@@ -64,6 +52,7 @@ export class Authorizer {
   readonly #o: ResolvedAuth;
   readonly #env: AuthorizerEnv;
   readonly #key: string;
+  readonly #store: TokenStore | undefined;
   #tokens: ServerTokens | undefined;
   #loaded = false;
   /** Scopes asked for last time: a step-up asks for these and the challenge's together. */
@@ -74,6 +63,7 @@ export class Authorizer {
     this.#o = options;
     this.#env = env;
     this.#key = serverKey(env.server);
+    this.#store = options.store === "process" ? processTokenStore : options.store;
   }
 
   /** Whether requests to this URL carry the server's token (its own origin only). */
@@ -170,7 +160,7 @@ export class Authorizer {
   async #forget(): Promise<void> {
     this.#tokens = undefined;
     try {
-      await this.#o.store?.delete(this.#key);
+      await this.#store?.delete(this.#key);
     } catch {
       // The next load finds it again and the server refuses it again: no harm beyond a round trip.
     }
@@ -181,7 +171,7 @@ export class Authorizer {
     this.#loaded = true;
     let record: Awaited<ReturnType<TokenStore["get"]>>;
     try {
-      record = await this.#o.store?.get(this.#key);
+      record = await this.#store?.get(this.#key);
     } catch {
       record = undefined;
     }
@@ -194,7 +184,7 @@ export class Authorizer {
   async #save(tokens: ServerTokens): Promise<void> {
     this.#tokens = tokens;
     try {
-      await this.#o.store?.set(this.#key, tokens);
+      await this.#store?.set(this.#key, tokens);
     } catch {
       // Unsaved, the token still serves this connection.
     }
@@ -265,7 +255,7 @@ export class Authorizer {
     let secret = c.clientId === t.clientId ? c.clientSecret : undefined;
     const jwk = c.clientId === t.clientId ? c.privateKeyJwk : undefined;
     if (c.clientId !== t.clientId) {
-      const registered = await this.#o.store?.get(clientKey(t.issuer));
+      const registered = await this.#store?.get(clientKey(t.issuer));
       if (registered?.kind === "client" && registered.clientId === t.clientId)
         secret = registered.clientSecret;
     }
@@ -323,15 +313,15 @@ export class Authorizer {
       let client: ChosenClient;
       let tokens: TokenSet;
       if (o.grant === "client_credentials") {
-        client = await chooseClient(as, o.client, undefined, o.store, ctx);
+        client = await chooseClient(as, o.client, undefined, this.#store, ctx);
         tokens = await clientCredentials(as, client, found.resource, scopes, ctx);
       } else {
         const redirect = await LoopbackRedirect.open(
           o.redirectPort,
-          await registeredPort(as.issuer, o.store),
+          await registeredPort(as.issuer, this.#store),
         );
         try {
-          client = await chooseClient(as, o.client, redirect.redirectUri, o.store, ctx);
+          client = await chooseClient(as, o.client, redirect.redirectUri, this.#store, ctx);
           tokens = await authorizationCode(
             { as, client, redirect, resource: found.resource, scopes, openUrl: o.openUrl! },
             ctx,

@@ -2,6 +2,7 @@ import * as oauth from "oauth4webapi";
 import { type AuthReason, authError } from "../errors/failures.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { linkSignals } from "../lifecycle/abort.ts";
+import type { OpenUrl } from "../options/resolve-auth.ts";
 import { type AuthFetchContext, assertSecureEndpoint, authFetch } from "./auth-fetch.ts";
 import type { LoopbackRedirect } from "./loopback.ts";
 import type { ChosenClient } from "./registration.ts";
@@ -15,9 +16,6 @@ export interface TokenSet {
   /** Granted scopes, space-separated (the requested ones when the server did not say). */
   scope?: string;
 }
-
-/** Sends the user to the authorization URL (a browser, a printed link, a test's fetch). */
-export type OpenUrl = (url: string, signal: AbortSignal) => void | Promise<void>;
 
 function options(ctx: AuthFetchContext) {
   return {

@@ -1,19 +1,9 @@
 import type { JsonWebKey } from "node:crypto";
 import * as oauth from "oauth4webapi";
 import { authError, configError } from "../errors/failures.ts";
+import type { ClientConfig } from "../options/resolve-auth.ts";
 import { type AuthFetchContext, authFetch } from "./auth-fetch.ts";
 import { type ClientAuthMethod, clientKey, type RegisteredClient, type TokenStore } from "./token-store.ts";
-
-/** What the caller configured about the client: a pre-registered one, or a metadata document URL. */
-export interface ClientConfig {
-  clientId: string | undefined;
-  clientSecret: string | undefined;
-  privateKeyJwk: JsonWebKey | undefined;
-  /** An HTTPS URL serving our client metadata document (CIMD), used where the server supports it. */
-  clientMetadataUrl: string | undefined;
-  /** `client_name` in a dynamic registration. */
-  clientName: string;
-}
 
 /** The client to use with one authorization server, and how it authenticates there. */
 export interface ChosenClient {

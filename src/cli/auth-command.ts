@@ -5,7 +5,7 @@ import { configDir, FileTokenStore, serverKey, type TokenStore } from "../auth/t
 import { connect } from "../connect/connect.ts";
 import { configError } from "../errors/failures.ts";
 import type { AuthOptions, ConnectOptions } from "../options/options.ts";
-import type { Io } from "./main.ts";
+import type { Io } from "./io.ts";
 
 /** The OAuth flags, merged into the CLI's option table. */
 export const AUTH_FLAGS = {

@@ -1,5 +1,5 @@
 import { interruptError } from "../errors/failures.ts";
-import { Interrupt } from "../lifecycle/interrupt.ts";
+import { Interrupt } from "../errors/interrupt.ts";
 import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
 import { main } from "./main.ts";

@@ -20,23 +20,10 @@ import { renderServers } from "./config-listing.ts";
 import { cacheDir, FileEraHints } from "./era-hint-file.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
 import { commandHelp, HELP, VERSION } from "./help.ts";
+import type { Io } from "./io.ts";
 import { probeAll } from "./probe.ts";
 import { renderCall, renderList, renderText, renderTools, styleFor } from "./render.ts";
 import { StageLine } from "./stage-line.ts";
-
-/** Where the CLI writes; tests pass buffers. */
-export interface Io {
-  stdout: (text: string) => void;
-  /** Raw bytes for stdout (a binary resource with `--output -`). */
-  stdoutBytes?: (bytes: Uint8Array) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-  isTty: boolean;
-  /** Whether stderr is a terminal (the stage line is shown there, and only there). */
-  stderrIsTty?: boolean;
-  columns?: number;
-  signal?: AbortSignal;
-}
 
 const OPTIONS = {
   transport: { type: "string" },

@@ -2,10 +2,11 @@
  * The public face of a connected client: the interface callers name, and the options its
  * operations take. The class behind it stays inside the library (`connect()` makes it).
  */
-import type { Established } from "../connect/establish.ts";
+
+import type { Era, TransportMode } from "../errors/codes.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
-import type { Era, TransportMode } from "../transport/transport.ts";
+import type { Established } from "./established.ts";
 import type { NotificationHandler } from "./notification-hub.ts";
 import type {
   CallToolResult,

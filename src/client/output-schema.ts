@@ -6,19 +6,8 @@
  * output schema never pays for it. The caller may replace it (`validateOutput`) or switch it off.
  */
 import { configError } from "../errors/failures.ts";
-import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
-
-/** A verdict on one value: `errors` are the validator's findings, for the caller's eyes only. */
-export interface OutputVerdict {
-  valid: boolean;
-  errors?: string[];
-}
-
-/**
- * Checks `value` against a JSON Schema. Must not throw for a value that merely does not match;
- * a throw is reported as an unusable schema.
- */
-export type OutputValidator = (schema: JsonObject, value: JsonValue) => OutputVerdict;
+import type { JsonObject } from "../jsonrpc/messages.ts";
+import type { OutputValidator } from "../options/output-validator.ts";
 
 /** The validator's findings on a mismatch: kept as the error's `cause`, never in its message. */
 export class OutputSchemaMismatch extends Error {

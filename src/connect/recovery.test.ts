@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { networkError } from "../errors/failures.ts";
+import { HttpRejection } from "../errors/http-rejection.ts";
+import { Interrupt } from "../errors/interrupt.ts";
 import { baseRedactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
-import { Interrupt } from "../lifecycle/interrupt.ts";
-import { HttpRejection } from "../transport/http-rejection.ts";
 import { classifyForRecovery, isFatal, primaryOf } from "./recovery.ts";
 
 const te = (init: Partial<ConstructorParameters<typeof TetherError>[0]>) =>

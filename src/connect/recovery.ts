@@ -1,48 +1,8 @@
-import type { CancellationSource, ClosureCategory, ErrorCode, Stage } from "../errors/codes.ts";
-import { errnoOf, isDnsCode, isTlsCode } from "../errors/failures.ts";
+import { classifyFailure, type RecoverySign } from "../errors/classify.ts";
 import { TetherError } from "../errors/tether-error.ts";
-import { RpcReplyError } from "../jsonrpc/messages.ts";
-import { Interrupt } from "../lifecycle/interrupt.ts";
-import { HttpRejection } from "../transport/http-rejection.ts";
-import type { Era, TransportMode } from "../transport/transport.ts";
+import type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "../options/recovery-policy.ts";
 
-/** What the policy is told about a failed attempt: structured and payload-free. */
-export interface AttemptFailure {
-  attempt: number;
-  stage: Stage;
-  code: ErrorCode;
-  reason: string;
-  mode: TransportMode;
-  era: Era | undefined;
-  httpStatus: number | undefined;
-  rpcCode: number | undefined;
-  closure: ClosureCategory | undefined;
-  cancellation: CancellationSource | undefined;
-  elapsedMs: number;
-  /** Whether the default classification found this failure eligible for a fresh attempt. */
-  eligible: boolean;
-}
-
-/**
- * Opt-in recovery of a failed establishment by fresh attempts. Without it there is exactly one
- * attempt. The hooks can only narrow: an ineligible failure is never retried.
- */
-export interface RecoveryPolicy {
-  /** Attempts in all, the first included (1 to 10). */
-  maxAttempts: number;
-  /** Pause before the second attempt in ms, doubling after (default 100, max 10000). */
-  backoffMs?: number;
-  /** May veto a fresh attempt for an eligible failure; it is never asked about an ineligible one. */
-  shouldRetry?: (failure: AttemptFailure) => boolean | Promise<boolean>;
-  /** Marks the application's own security failures (e.g. thrown by a custom fetch): never retried. */
-  isSecurityError?: (error: unknown) => boolean;
-}
-
-/** Opt-in retry of throttling (429) and unavailability (503) that named a Retry-After, during establishment only. */
-export interface TransientRetryPolicy {
-  /** Retries in all, across the establishment (1 to 10). */
-  maxRetries: number;
-}
+export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy };
 
 export type Verdict = { eligible: true; why: string } | { eligible: false; why: string };
 
@@ -63,79 +23,31 @@ export function causeTree(error: unknown): unknown[] {
   return out;
 }
 
-/** Why one member of the tree forbids a fresh attempt, or undefined if it does not. */
-function veto(e: unknown, isSecurityError: ((error: unknown) => boolean) | undefined): string | undefined {
-  try {
-    if (isSecurityError?.(e)) return "application_security";
-  } catch {
-    return "application_security";
-  }
-  if (e instanceof Interrupt)
-    return e.kind === "caller" ? "cancelled" : e.kind === "deadline" ? "deadline" : undefined;
-  if (e instanceof HttpRejection) {
-    if (e.status === 401 || e.status === 403 || e.status === 429) return `http_${e.status}`;
-    if (e.rpc && (e.rpc.code === -32020 || e.rpc.code === -32021)) return `rpc_${e.rpc.code}`;
-    return undefined;
-  }
-  if (e instanceof RpcReplyError)
-    return e.error.code === -32020 || e.error.code === -32021 ? `rpc_${e.error.code}` : undefined;
-  if (e instanceof TetherError) {
-    if (e.security) return e.reason;
-    if (["config", "unauthorized", "forbidden", "throttled", "internal", "cancelled"].includes(e.code))
-      return e.code;
-    if (
-      e.reason === "deadline_exceeded" ||
-      e.reason === "version_mismatch" ||
-      e.reason === "dns" ||
-      e.reason === "tls"
-    )
-      return e.reason;
-    if (e.rpcCode === -32020 || e.rpcCode === -32021) return `rpc_${e.rpcCode}`;
-    if (e.httpStatus === 401 || e.httpStatus === 403 || e.httpStatus === 429) return `http_${e.httpStatus}`;
-    return undefined;
-  }
-  const code = errnoOf(e);
-  if (isDnsCode(code)) return "dns";
-  if (isTlsCode(code)) return "tls";
-  return undefined;
-}
-
-/** Whether one member says a fresh attempt may help. */
-function eligibleMember(e: unknown): string | undefined {
-  if (e instanceof TetherError) {
-    if (
-      e.code === "connection" &&
-      (e.closure === "eof" || e.closure === "process_exit" || e.closure === "reset")
-    )
-      return `closed_${e.closure}`;
-    if (e.code === "connection" && e.reason === "reset") return "reset";
-    if (e.reason === "handshake_timeout" || e.reason === "probe_timeout") return e.reason;
-    if (e.code === "protocol" && e.reason === "no_usable_transport") return undefined;
-    if (e.code === "connection" && e.reason === "session_expired") return "session_expired";
-  }
-  if (e instanceof HttpRejection && (e.status === 400 || e.status === 404 || e.status === 405))
-    return `http_${e.status}`;
-  const code = errnoOf(e);
-  if (code === "ECONNRESET" || code === "EPIPE") return "reset";
-  return undefined;
-}
-
 /**
- * The default classification, over the whole cause tree: one vetoing member makes the failure
- * ineligible wherever it stands; otherwise it is eligible only if some member is. Pure, and it
- * never reads a message.
+ * The default verdict, over the whole cause tree (R5): each member is labelled by the failure
+ * classifier (src/errors/classify.ts), or vetoed by the application's `isSecurityError`; one
+ * vetoing member makes the failure ineligible wherever it stands; otherwise it is eligible only if
+ * some member is. Pure, and it never reads a message.
  */
 export function classifyForRecovery(error: unknown, isSecurityError?: (error: unknown) => boolean): Verdict {
-  const tree = causeTree(error);
-  for (const member of tree) {
-    const v = veto(member, isSecurityError);
-    if (v) return { eligible: false, why: v };
+  const signs: RecoverySign[] = [];
+  for (const member of causeTree(error)) {
+    if (markedBy(member, isSecurityError)) return { eligible: false, why: "application_security" };
+    const sign = classifyFailure(member).recovery;
+    if (sign.verdict === "veto") return { eligible: false, why: sign.why };
+    signs.push(sign);
   }
-  for (const member of tree) {
-    const ok = eligibleMember(member);
-    if (ok) return { eligible: true, why: ok };
-  }
+  for (const sign of signs) if (sign.verdict === "eligible") return { eligible: true, why: sign.why };
   return { eligible: false, why: "not_transient" };
+}
+
+/** Whether the application marks this member as its own security failure; a hook that throws marks it too. */
+function markedBy(member: unknown, isSecurityError: ((error: unknown) => boolean) | undefined): boolean {
+  try {
+    return Boolean(isSecurityError?.(member));
+  } catch {
+    return true;
+  }
 }
 
 /**

@@ -1,3 +1,8 @@
+/**
+ * The payload-free vocabulary that errors, lifecycle events and recovery decisions are written in.
+ * Every layer may name these; they name nothing else.
+ */
+
 /** Stable error codes. Callers and the CLI match on these, never on message text. */
 export type ErrorCode =
   | "config"
@@ -57,3 +62,9 @@ export type CallEffect = "none" | "unknown" | "done";
  * a GET), `too_many_redirects` (more same-origin hops than the fetch policy follows).
  */
 export type RedirectReason = "redirect_refused" | "too_many_redirects";
+
+/** How a client reaches its server: a child process, Streamable HTTP, or the 2024-11-05 HTTP+SSE transport. */
+export type TransportMode = "stdio" | "streamable-http" | "sse";
+
+/** Which handshake a server speaks: `legacy` (`initialize`, up to 2025-11-25) or `modern` (2026-07-28 on). */
+export type Era = "legacy" | "modern";

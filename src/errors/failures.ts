@@ -1,9 +1,15 @@
 /**
- * Factories for every failure the client reports. Messages are written here, from our own words
- * and numbers only; server text goes to `rpcMessage`, redacted and truncated by the constructor.
+ * Factories for the failures the client states itself (a closed channel, a limit, a protocol
+ * violation, an interrupted wait, a network failure). Where a label depends on what was met (an
+ * interrupt's kind, an errno) it comes from the classifier (classify.ts); the words are written
+ * here, from our own words and numbers only. What a server refused with (an HTTP status, a
+ * JSON-RPC error) is projected by to-public.ts. Server text goes to `rpcMessage`, redacted and
+ * truncated by the constructor.
  */
-import { Interrupt } from "../lifecycle/interrupt.ts";
+
+import { errnoOf, interruptLabel, networkLabel } from "./classify.ts";
 import type { CallEffect, ClosureCategory, Phase, RedirectReason, Stage } from "./codes.ts";
+import { Interrupt } from "./interrupt.ts";
 import { baseRedactor, type Redactor } from "./redact.ts";
 import { type Limits, TetherError } from "./tether-error.ts";
 
@@ -30,26 +36,22 @@ const STAGE_WORDS: Record<Stage, string> = {
 
 /** The error for an interrupted wait: caller cancellation, the overall deadline, or a stage's limit. */
 export function interruptError(interrupt: Interrupt, where: Where): TetherError {
+  const label = interruptLabel(interrupt);
   if (interrupt.kind === "caller") {
     return new TetherError({
       ...where,
-      code: "cancelled",
-      reason: "cancelled",
+      ...label,
       message: `cancelled by the caller during ${where.stage}`,
-      cancellation: "caller",
       cause: interrupt.callerReason,
     });
   }
   const ms = interrupt.limitMs ?? 0;
-  const reason = interrupt.kind === "deadline" ? "deadline_exceeded" : interrupt.reason;
   const budget =
-    interrupt.kind === "deadline" ? `${where.phase} budget` : `${reason.replace(/_/g, " ")} limit`;
+    interrupt.kind === "deadline" ? `${where.phase} budget` : `${label.reason.replace(/_/g, " ")} limit`;
   return new TetherError({
     ...where,
-    code: "timeout",
-    reason,
+    ...label,
     message: `no ${STAGE_WORDS[where.stage]} within the ${ms} ms ${budget}`,
-    cancellation: interrupt.kind === "deadline" ? "deadline" : undefined,
     limits: where.limits ?? { timeoutMs: ms },
   });
 }
@@ -113,74 +115,6 @@ export function limitError(
   return new TetherError({ ...where, code: "limit", reason, message, observedBytes, limits });
 }
 
-/** A JSON-RPC error the server sent in reply to one of our requests. */
-export function remoteError(
-  where: Where,
-  rpcCode: number,
-  rpcMessage: unknown,
-  httpStatus?: number,
-): TetherError {
-  return new TetherError({
-    ...where,
-    code: "remote_error",
-    reason: "rpc_error",
-    rpcCode,
-    rpcMessage: typeof rpcMessage === "string" ? rpcMessage : undefined,
-    httpStatus,
-    message: `the server answered with JSON-RPC error ${rpcCode}`,
-  });
-}
-
-/** An HTTP status that is a failure in itself (401, 403, 429, 5xx, or an unexpected 4xx). */
-export function httpStatusError(
-  where: Where,
-  status: number,
-  rpc?: { code: number; message?: unknown },
-): TetherError {
-  const base = {
-    ...where,
-    httpStatus: status,
-    rpcCode: rpc?.code,
-    rpcMessage: rpc?.message as string | undefined,
-  };
-  if (status === 401)
-    return new TetherError({
-      ...base,
-      code: "unauthorized",
-      reason: "http_401",
-      security: true,
-      message: "the server requires authorization (HTTP 401)",
-    });
-  if (status === 403)
-    return new TetherError({
-      ...base,
-      code: "forbidden",
-      reason: "http_403",
-      security: true,
-      message: "the server refused access (HTTP 403)",
-    });
-  if (status === 429)
-    return new TetherError({
-      ...base,
-      code: "throttled",
-      reason: "http_429",
-      message: "the server is throttling requests (HTTP 429)",
-    });
-  if (status >= 500)
-    return new TetherError({
-      ...base,
-      code: "upstream",
-      reason: `http_${status}`,
-      message: `the server failed (HTTP ${status})`,
-    });
-  return new TetherError({
-    ...base,
-    code: rpc ? "remote_error" : "protocol",
-    reason: `http_${status}`,
-    message: `the server answered HTTP ${status}${rpc ? ` with JSON-RPC error ${rpc.code}` : ""}`,
-  });
-}
-
 /**
  * A redirect the fetch policy would not follow (another origin, a non-HTTP(S) target, no usable
  * Location, a method change, too many hops). Nothing was sent to the target, and the message
@@ -195,34 +129,10 @@ export function redirectError(
   return new TetherError({ ...where, code: "connection", reason, message, httpStatus, security: true });
 }
 
-/** The error codes of TLS failures (handshake, certificates, OpenSSL): one rule for errors and recovery. */
-const TLS_CODE = /^(ERR_TLS|ERR_SSL|ERR_OSSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED)|CERT/;
-
-/** Whether an error code (`err.code`) names a TLS failure. */
-export function isTlsCode(code: string | undefined): boolean {
-  return code !== undefined && (TLS_CODE.test(code) || code === "EPROTO");
-}
-
-/** Whether an error code names a failed host-name lookup. */
-export function isDnsCode(code: string | undefined): boolean {
-  return code === "ENOTFOUND" || code === "EAI_AGAIN";
-}
-
 /** Network-level failures of fetch: refused, reset, DNS, TLS. Never looks at message text. */
 export function networkError(where: Where, cause: unknown): TetherError {
-  const code = errnoOf(cause);
-  const dns = isDnsCode(code);
-  const tls = isTlsCode(code);
-  const reason = dns
-    ? "dns"
-    : tls
-      ? "tls"
-      : code === "ECONNREFUSED"
-        ? "refused"
-        : code === "ECONNRESET"
-          ? "reset"
-          : "network";
-  const words: Record<string, string> = {
+  const label = networkLabel(errnoOf(cause));
+  const words: Record<typeof label.reason, string> = {
     dns: "the server's host name could not be resolved",
     tls: "the TLS connection to the server failed",
     refused: "the server refused the connection",
@@ -232,24 +142,10 @@ export function networkError(where: Where, cause: unknown): TetherError {
   return new TetherError({
     ...where,
     code: "connection",
-    reason,
-    closure: reason === "reset" ? "reset" : undefined,
-    security: dns || tls,
-    message: words[reason] ?? "the connection to the server failed",
+    ...label,
+    message: words[label.reason],
     cause,
   });
-}
-
-/** The errno-style code of a network error, looking through `cause` chains (fetch wraps them). */
-export function errnoOf(error: unknown): string | undefined {
-  let e: unknown = error;
-  for (let depth = 0; depth < 8 && e && typeof e === "object"; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && code !== "ABORT_ERR" && !code.startsWith("UND_ERR_")) return code;
-    if (typeof code === "string" && code === "UND_ERR_SOCKET") return "ECONNRESET";
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 /**

@@ -1,41 +1,67 @@
-import { RpcReplyError } from "../jsonrpc/messages.ts";
-import { Interrupt } from "../lifecycle/interrupt.ts";
-import { ByteCeilingExceeded } from "../transport/byte-budget.ts";
-import { HttpRejection } from "../transport/http-rejection.ts";
-import { httpStatusError, interruptError, limitError, remoteError, type Where } from "./failures.ts";
+import { ByteCeilingExceeded } from "./byte-ceiling.ts";
+import { classifyFailure } from "./classify.ts";
+import { interruptError, type Where } from "./failures.ts";
+import { HttpRejection } from "./http-rejection.ts";
+import { Interrupt } from "./interrupt.ts";
+import { RpcReplyError } from "./rpc-reply-error.ts";
 import { asTetherError, TetherError } from "./tether-error.ts";
 
+/** Our words for an HTTP status that is a failure in itself; never the server's. */
+function httpWords(code: string, status: number, rpcCode: number | undefined): string {
+  if (code === "unauthorized") return "the server requires authorization (HTTP 401)";
+  if (code === "forbidden") return "the server refused access (HTTP 403)";
+  if (code === "throttled") return "the server is throttling requests (HTTP 429)";
+  if (code === "upstream") return `the server failed (HTTP ${status})`;
+  return `the server answered HTTP ${status}${rpcCode === undefined ? "" : ` with JSON-RPC error ${rpcCode}`}`;
+}
+
 /**
- * The public face of anything an operation threw: interrupts become cancellation or timeout,
- * the server's refusals become their codes, and anything unknown becomes `internal`. A
- * TetherError passes through unchanged, so a primary error keeps its identity.
+ * The public face of anything an operation threw: the label the classifier gives it
+ * (classify.ts), in our own words; the server's own error text goes to `rpcMessage`. A
+ * TetherError passes through unchanged, so a failure labelled where it was first seen keeps its
+ * label and its identity.
  */
 export function toPublicError(error: unknown, where: Where): TetherError {
   if (error instanceof TetherError) return error;
   if (error instanceof Interrupt) return interruptError(error, where);
+  if (
+    !(
+      error instanceof RpcReplyError ||
+      error instanceof HttpRejection ||
+      error instanceof ByteCeilingExceeded
+    )
+  )
+    return asTetherError(error, where);
+  const label = classifyFailure(error);
+  const labelled = {
+    ...where,
+    code: label.code,
+    reason: label.reason,
+    httpStatus: label.httpStatus,
+    rpcCode: label.rpcCode,
+    security: label.security,
+  };
   if (error instanceof RpcReplyError) {
-    const e = remoteError(where, error.error.code, error.error.message, error.httpStatus);
-    return e;
+    const text = error.error.message;
+    return new TetherError({
+      ...labelled,
+      rpcMessage: typeof text === "string" ? text : undefined,
+      message: `the server answered with JSON-RPC error ${error.error.code}`,
+    });
   }
   if (error instanceof HttpRejection) {
-    return httpStatusError(
-      where,
-      error.status,
-      error.rpc ? { code: error.rpc.code, message: error.rpc.message } : undefined,
-    );
+    return new TetherError({
+      ...labelled,
+      rpcMessage: error.rpc?.message,
+      message: httpWords(label.code, error.status, error.rpc?.code),
+    });
   }
-  if (error instanceof ByteCeilingExceeded) {
-    return limitError(
-      where,
-      "response_too_large",
-      `the reply passed the ${error.maxBytes}-byte ceiling`,
-      error.observedBytes,
-      {
-        maxBytes: error.maxBytes,
-      },
-    );
-  }
-  return asTetherError(error, where);
+  return new TetherError({
+    ...labelled,
+    message: `the reply passed the ${error.maxBytes}-byte ceiling`,
+    observedBytes: error.observedBytes,
+    limits: { maxBytes: error.maxBytes },
+  });
 }
 
 /**

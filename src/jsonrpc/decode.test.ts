@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MAX_JSON_DEPTH } from "../options/limits.ts";
 import { decodeFrame, decodeText } from "./decode.ts";
+import { MAX_JSON_DEPTH } from "./json-depth.ts";
 
 const arrays = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
 /** A result whose whole message nests exactly `depth` levels (message 1, result 2, the rest inside). */

@@ -1,5 +1,4 @@
-import { MAX_JSON_DEPTH } from "../options/limits.ts";
-import { flattenBelow, nestsDeeperThan } from "./json-depth.ts";
+import { flattenBelow, MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { asMessages, type JsonRpcMessage, type JsonRpcRefusedReply, refusedRepliesIn } from "./messages.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });

@@ -7,6 +7,16 @@
  * (an unbalanced closer, an unterminated string), but JSON.parse refuses such text anyway.
  */
 
+/**
+ * Deepest nesting of arrays and objects in one received message, the envelope included (a
+ * tool's `structuredContent` sits at level 3). MCP messages are shallow; 128 is the default
+ * recursion limit of serde_json (the Rust SDK's parser) and twice System.Text.Json's default
+ * (the C# SDK's), so a deeper message already fails elsewhere, and it sits far below the depth
+ * at which code that walks a value recursively (redaction, schema validation, JSON.stringify)
+ * runs out of stack.
+ */
+export const MAX_JSON_DEPTH = 128;
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;

@@ -1,5 +1,7 @@
 /** JSON-RPC 2.0 message types and the guards that admit a parsed value as one of them. */
 
+export { RpcReplyError } from "../errors/rpc-reply-error.ts";
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 export type JsonRpcId = string | number;
@@ -158,15 +160,4 @@ export function isResponse(m: JsonRpcMessage): m is JsonRpcResponse {
 
 export function isFailure(m: JsonRpcMessage): m is JsonRpcFailure {
   return "error" in m;
-}
-
-/** A JSON-RPC error the server sent. Internal: it becomes a TetherError at the public boundary. */
-export class RpcReplyError extends Error {
-  override readonly name = "RpcReplyError";
-  constructor(
-    readonly error: JsonRpcErrorObject,
-    readonly httpStatus?: number,
-  ) {
-    super(`JSON-RPC error ${error.code}`);
-  }
 }

@@ -1,12 +1,14 @@
 import type { Phase, Stage } from "../errors/codes.ts";
 import { closedError, failureFrom, limitError, tooDeepError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
+import { INTERNAL_ERROR, METHOD_NOT_FOUND } from "../errors/rpc-codes.ts";
 import { asTetherError, type TetherError } from "../errors/tether-error.ts";
 import { forCall } from "../errors/to-public.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
-import { MAX_JSON_DEPTH } from "../options/limits.ts";
-import { Listeners, type Transport, type Unsubscribe } from "../transport/transport.ts";
+import { Listeners, type Unsubscribe } from "../lifecycle/listeners.ts";
+import type { Transport } from "./channel.ts";
 import { INBOUND_LIMITS, type InboundDrops, InboundGate, type InboundLimits } from "./inbound-gate.ts";
+import { MAX_JSON_DEPTH } from "./json-depth.ts";
 import {
   isNotification,
   isRefused,
@@ -323,7 +325,11 @@ export class Session {
       answer = Promise.reject(error);
     }
     if (!answer) {
-      send({ jsonrpc: "2.0", id: request.id, error: { code: -32601, message: "Method not found" } });
+      send({
+        jsonrpc: "2.0",
+        id: request.id,
+        error: { code: METHOD_NOT_FOUND, message: "Method not found" },
+      });
       return;
     }
     answer.then(
@@ -332,7 +338,7 @@ export class Session {
         send({
           jsonrpc: "2.0",
           id: request.id,
-          error: { code: -32603, message: "The client could not answer" },
+          error: { code: INTERNAL_ERROR, message: "The client could not answer" },
         }),
     );
   }

@@ -1,5 +1,5 @@
+import { Interrupt } from "../errors/interrupt.ts";
 import type { Clock } from "./clock.ts";
-import { Interrupt } from "./interrupt.ts";
 
 /** A signal that aborts when any source does, with listeners removed by `dispose()`. */
 export interface LinkedSignal {

@@ -1,5 +1,5 @@
+import { Interrupt } from "../errors/interrupt.ts";
 import type { Clock } from "./clock.ts";
-import { Interrupt } from "./interrupt.ts";
 
 /**
  * The time budget of one operation. Its signal aborts when the operation has been idle for

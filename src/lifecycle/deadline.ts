@@ -1,6 +1,6 @@
+import { Interrupt } from "../errors/interrupt.ts";
 import { type LinkedSignal, linkSignals, timeoutSignal } from "./abort.ts";
 import type { Clock } from "./clock.ts";
-import { Interrupt } from "./interrupt.ts";
 
 /**
  * One budget for a whole piece of work (an establishment, or one call). It starts when it is

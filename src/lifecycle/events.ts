@@ -1,6 +1,12 @@
 import diagnostics from "node:diagnostics_channel";
-import type { CancellationSource, ClosureCategory, ErrorCode, Stage } from "../errors/codes.ts";
-import type { Era, TransportMode } from "../transport/transport.ts";
+import type {
+  CancellationSource,
+  ClosureCategory,
+  Era,
+  ErrorCode,
+  Stage,
+  TransportMode,
+} from "../errors/codes.ts";
 
 /** The `node:diagnostics_channel` channel every lifecycle event is published on. */
 export const DIAGNOSTICS_CHANNEL = "tether:lifecycle";

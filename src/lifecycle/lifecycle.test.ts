@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { Interrupt } from "../errors/interrupt.ts";
 import { CallClock } from "./call-clock.ts";
 import type { Clock } from "./clock.ts";
 import { Deadline } from "./deadline.ts";
-import { Interrupt } from "./interrupt.ts";
 import { Slots } from "./slots.ts";
 
 /** A clock whose time moves only when the test says so. */

@@ -35,12 +35,5 @@ export type LimitName = keyof typeof LIMITS;
  */
 export const MAX_CURSOR_CHARS = 16_384;
 
-/**
- * Deepest nesting of arrays and objects in one received message, the envelope included (a
- * tool's `structuredContent` sits at level 3). MCP messages are shallow; 128 is the default
- * recursion limit of serde_json (the Rust SDK's parser) and twice System.Text.Json's default
- * (the C# SDK's), so a deeper message already fails elsewhere, and it sits far below the depth
- * at which code that walks a value recursively (redaction, schema validation, JSON.stringify)
- * runs out of stack.
- */
-export const MAX_JSON_DEPTH = 128;
+/** Re-exported beside the other bounds it is documented with; the decoder owns it. */
+export { MAX_JSON_DEPTH } from "../jsonrpc/json-depth.ts";

@@ -1,13 +1,11 @@
 import type { JsonWebKey } from "node:crypto";
-import type { TokenStore } from "../auth/token-store.ts";
-import type { ClientHandlers } from "../client/handlers.ts";
-import type { OutputValidator } from "../client/output-schema.ts";
-import type { RecoveryPolicy, TransientRetryPolicy } from "../connect/recovery.ts";
-import type { Clock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { EraHintStore } from "../protocol/era-hints.ts";
-import type { SpawnFn } from "../transport/child-process.ts";
-import type { FetchFn } from "../transport/http-common.ts";
+import type { Deps } from "./deps.ts";
+import type { ClientHandlers } from "./handlers.ts";
+import type { OutputValidator } from "./output-validator.ts";
+import type { RecoveryPolicy, TransientRetryPolicy } from "./recovery-policy.ts";
+import type { TokenStore } from "./token-store.ts";
 
 /** A phase's own budget; each field overrides the baseline for that phase only. */
 export interface PhaseBudget {
@@ -15,13 +13,6 @@ export interface PhaseBudget {
   timeoutMs?: number;
   /** Byte ceiling for one response in the phase, raw bytes as received. */
   maxResponseBytes?: number;
-}
-
-/** Platform seams; real ones by default. Tests pass fakes here instead of patching globals. */
-export interface Deps {
-  fetch?: FetchFn;
-  spawn?: SpawnFn;
-  clock?: Clock;
 }
 
 /**

@@ -1,8 +1,38 @@
 import type { JsonWebKey } from "node:crypto";
-import type { ResolvedAuth } from "../auth/authorizer.ts";
-import { processTokenStore, type TokenStore } from "../auth/token-store.ts";
 import { configError } from "../errors/failures.ts";
 import type { AuthOptions } from "./options.ts";
+import type { TokenStore } from "./token-store.ts";
+
+/** Sends the user to the authorization URL (a browser, a printed link, a test's fetch). */
+export type OpenUrl = (url: string, signal: AbortSignal) => void | Promise<void>;
+
+/** What the caller configured about the client: a pre-registered one, or a metadata document URL. */
+export interface ClientConfig {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  privateKeyJwk: JsonWebKey | undefined;
+  /** An HTTPS URL serving our client metadata document (CIMD), used where the server supports it. */
+  clientMetadataUrl: string | undefined;
+  /** `client_name` in a dynamic registration. */
+  clientName: string;
+}
+
+/** Authorization options after validation. */
+export interface ResolvedAuth {
+  /** `interactive`: every flow may run; `stored-only`: stored tokens (and their refresh) only. */
+  mode: "interactive" | "stored-only";
+  grant: "authorization_code" | "client_credentials";
+  client: ClientConfig;
+  /** Scopes asked for in place of the server's challenge or metadata. */
+  scopes: string[] | undefined;
+  redirectPort: number | undefined;
+  openUrl: OpenUrl | undefined;
+  /**
+   * Where tokens and registrations are kept: the caller's store, `process` (the store every
+   * connect() in this process shares, the default), or undefined (this connection only).
+   */
+  store: TokenStore | "process" | undefined;
+}
 
 /** JWK members that hold private key material; each is a secret to scrub. */
 const PRIVATE_JWK_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k"] as const;
@@ -14,9 +44,9 @@ function optionalString(name: string, value: unknown): string | undefined {
   return value;
 }
 
-function store(value: unknown): TokenStore | undefined {
+function store(value: unknown): TokenStore | "process" | undefined {
   if (value === false) return undefined;
-  if (value === undefined) return processTokenStore;
+  if (value === undefined) return "process";
   const s = value as Partial<TokenStore>;
   if (
     typeof value !== "object" ||

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { LIMITS } from "./limits.ts";
 import { resolveOptions } from "./resolve.ts";
@@ -79,8 +80,8 @@ test("X2: URL userinfo and query values, header values and env values become kno
     assert.equal(o.target.url.password, "");
     assert.match(o.target.headers.authorization ?? "", /^Basic /);
   }
-  const text = o.redactor.scrub("echo pa55word q-s3cret-canary h-s3cret-canary");
+  const text = new Redactor(o.secrets).scrub("echo pa55word q-s3cret-canary h-s3cret-canary");
   assert.doesNotMatch(text, /pa55word|q-s3cret-canary|h-s3cret-canary/);
   const s = resolveOptions({ command: "node", env: { TOKEN: "env-s3cret-canary" } });
-  assert.doesNotMatch(s.redactor.scrub("got env-s3cret-canary"), /env-s3cret-canary/);
+  assert.doesNotMatch(new Redactor(s.secrets).scrub("got env-s3cret-canary"), /env-s3cret-canary/);
 });

@@ -1,28 +1,25 @@
 import { spawn } from "node:child_process";
-import { Authorizer } from "../auth/authorizer.ts";
-import { type ClientHandlers, capabilitiesOf } from "../client/handlers.ts";
-import type { RecoveryPolicy } from "../connect/recovery.ts";
 import { configError } from "../errors/failures.ts";
-import { Redactor, secretsOf } from "../errors/redact.ts";
+import { secretsOf } from "../errors/redact.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
-import { EventSink } from "../lifecycle/events.ts";
+import type { LifecycleEvent } from "../lifecycle/events.ts";
 import { type EraHintStore, processEraHints } from "../protocol/era-hints.ts";
 import type { VersionPolicy } from "../protocol/version-policy.ts";
-
-export type { VersionPolicy };
-
 import {
   isKnownVersion,
   KNOWN_VERSIONS,
   LATEST_VERSION,
   type ProtocolVersion,
 } from "../protocol/versions.ts";
-import type { SpawnFn } from "../transport/child-process.ts";
-import type { FetchFn } from "../transport/http-common.ts";
+import type { FetchFn, SpawnFn } from "./deps.ts";
+import { type ClientHandlers, capabilitiesOf } from "./handlers.ts";
 import { LIMITS, type LimitName } from "./limits.ts";
 import type { ConnectOptions } from "./options.ts";
-import { resolveAuth } from "./resolve-auth.ts";
+import type { RecoveryPolicy } from "./recovery-policy.ts";
+import { type ResolvedAuth, resolveAuth } from "./resolve-auth.ts";
+
+export type { VersionPolicy };
 
 export interface ResolvedBudget {
   timeoutMs: number;
@@ -46,7 +43,10 @@ export type ResolvedTarget =
       inheritEnv: "safe" | "all";
     };
 
-/** Options after validation: internals take only this. */
+/**
+ * Options after validation: internals take only this. Plain data: whoever needs an object built
+ * from it (the redactor, the event sink, the authorizer) builds it (src/connect/runtime.ts).
+ */
 export interface ResolvedOptions {
   target: ResolvedTarget;
   policy: VersionPolicy;
@@ -70,10 +70,12 @@ export interface ResolvedOptions {
   recovery: Required<Pick<RecoveryPolicy, "maxAttempts" | "backoffMs">> &
     Pick<RecoveryPolicy, "shouldRetry" | "isSecurityError">;
   transientRetries: number;
-  /** OAuth for an HTTP server, when configured: one per connect(), shared by its attempts. */
-  authorizer: Authorizer | undefined;
-  redactor: Redactor;
-  events: EventSink;
+  /** OAuth for an HTTP server, when configured (validated; the authorizer is built by connect()). */
+  auth: ResolvedAuth | undefined;
+  /** Every secret the options hold (header values, URL credentials, env values, client secrets), for the redactor. */
+  secrets: readonly string[];
+  /** The caller's event listener, if any. */
+  onEvent: ((event: LifecycleEvent) => void) | undefined;
   fetch: FetchFn;
   spawn: SpawnFn;
   clock: Clock;
@@ -300,14 +302,10 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     clientInfo.name,
     secrets,
   );
-  const discovery = budget("discovery", o.discovery, base);
-  const redactor = new Redactor(secrets);
-  const fetch = o.deps?.fetch ?? globalThis.fetch;
-  const clock = o.deps?.clock ?? realClock;
   return {
     target: t,
     policy: policy(o),
-    discovery,
+    discovery: budget("discovery", o.discovery, base),
     call: budget("call", o.call, base),
     maxFrameBytes: limit("maxFrameBytes", o.maxFrameBytes, "maxFrameBytes"),
     probeTimeoutMs: limit("probeTimeoutMs", o.probeTimeoutMs, "probeTimeoutMs"),
@@ -328,21 +326,11 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     handlers: handlers(o.handlers),
     capabilities: capabilitiesOf(o.handlers),
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
-    authorizer:
-      auth && t.kind === "http"
-        ? new Authorizer(auth, {
-            server: t.url,
-            fetch,
-            redactor,
-            maxResponseBytes: discovery.maxResponseBytes,
-            timeoutMs: discovery.timeoutMs,
-            clock,
-          })
-        : undefined,
-    redactor,
-    events: new EventSink(o.onEvent),
-    fetch,
+    auth: t.kind === "http" ? auth : undefined,
+    secrets,
+    onEvent: o.onEvent,
+    fetch: o.deps?.fetch ?? globalThis.fetch,
     spawn: o.deps?.spawn ?? spawn,
-    clock,
+    clock: o.deps?.clock ?? realClock,
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Era, TransportMode } from "../transport/transport.ts";
+import type { Era, TransportMode } from "../errors/codes.ts";
 
 /** What a server turned out to speak last time: a hint for the order of tries, never a rule. */
 export interface EraHint {

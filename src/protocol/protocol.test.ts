@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { HttpRejection } from "../errors/http-rejection.ts";
+import { Interrupt } from "../errors/interrupt.ts";
+import { RpcReplyError } from "../errors/rpc-reply-error.ts";
 import { TetherError } from "../errors/tether-error.ts";
-import { RpcReplyError } from "../jsonrpc/messages.ts";
-import { Interrupt } from "../lifecycle/interrupt.ts";
-import { HttpRejection } from "../transport/http-rejection.ts";
 import { classifyProbe } from "./era-evidence.ts";
 import { encodeHeaderValue, headerParamsOf, modernHeaders } from "./modern-headers.ts";
 import { atLeast, bestCommon, eraOf, rank } from "./versions.ts";

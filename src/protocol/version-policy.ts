@@ -1,8 +1,12 @@
+import type { Stage } from "../errors/codes.ts";
+import type { Redactor } from "../errors/redact.ts";
+import { TetherError } from "../errors/tether-error.ts";
 import {
   bestCommon,
   eraOf,
   FIRST_MODERN_VERSION,
   KNOWN_VERSIONS,
+  LATEST_LEGACY_VERSION,
   type ProtocolVersion,
   rank,
 } from "./versions.ts";
@@ -34,6 +38,12 @@ export function modernRequestVersion(p: VersionPolicy): ProtocolVersion {
   );
 }
 
+/** The version `initialize` asks for: the pin, else the newest legacy version under the ceiling. */
+export function legacyRequestVersion(p: VersionPolicy): ProtocolVersion {
+  if (p.mode === "pin") return p.version;
+  return rank(p.ceiling) > rank(LATEST_LEGACY_VERSION) ? LATEST_LEGACY_VERSION : p.ceiling;
+}
+
 /**
  * The version to use from what a server listed: a pin only itself; otherwise the newest known
  * version at or below the ceiling. Undefined when there is none (a version mismatch).
@@ -52,4 +62,37 @@ export function acceptsLegacyAnswer(p: VersionPolicy, offered: ProtocolVersion):
 /** The range the policy accepts, in words, for a version-mismatch message. */
 export function describePolicy(p: VersionPolicy): string {
   return p.mode === "pin" ? `exactly ${p.version}` : `${KNOWN_VERSIONS[0]} to ${p.ceiling}`;
+}
+
+/** No version in common (N3, N4): names both the range the policy accepts and what the server offered. */
+export function versionMismatch(
+  p: VersionPolicy,
+  offered: string,
+  where: { stage: Stage; redactor: Redactor },
+): TetherError {
+  return new TetherError({
+    code: "protocol",
+    reason: "version_mismatch",
+    stage: where.stage,
+    phase: "discovery",
+    message: `no protocol version in common: the client accepts ${describePolicy(p)}, the server offered ${offered}`,
+    redactor: where.redactor,
+  });
+}
+
+/** `chooseVersion`, or the mismatch naming what the server listed (its strings redacted and sanitized). */
+export function chooseOrRefuse(
+  p: VersionPolicy,
+  supported: readonly unknown[] | undefined,
+  where: { stage: Stage; redactor: Redactor },
+): ProtocolVersion {
+  const list = supported ?? [];
+  const chosen = chooseVersion(p, list);
+  if (chosen) return chosen;
+  const offered =
+    list
+      .filter((v): v is string => typeof v === "string")
+      .map((v) => where.redactor.serverText(v) ?? "")
+      .join(", ") || "nothing usable";
+  throw versionMismatch(p, offered, where);
 }

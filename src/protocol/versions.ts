@@ -1,4 +1,4 @@
-import type { Era } from "../transport/transport.ts";
+import type { Era } from "../errors/codes.ts";
 
 /**
  * The protocol revisions this client knows, oldest first. Order comes from this table alone:

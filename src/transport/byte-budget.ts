@@ -1,20 +1,13 @@
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { raceAbort } from "../lifecycle/abort.ts";
+
+/** Re-exported: the framers and their fuzz tests know it from here. */
+export { ByteCeilingExceeded };
 
 /**
  * Raw byte accounting for everything that arrives. A chunk is checked against the ceiling before
  * it is accepted; once the ceiling is passed the budget is spent for good.
  */
-export class ByteCeilingExceeded extends Error {
-  override readonly name = "ByteCeilingExceeded";
-  constructor(
-    /** Bytes read before the refusal, the refused chunk included: what was really observed. */
-    readonly observedBytes: number,
-    readonly maxBytes: number,
-  ) {
-    super("byte ceiling exceeded");
-  }
-}
-
 export class ByteBudget {
   #seen = 0;
   /**

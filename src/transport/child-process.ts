@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import type { SpawnFn } from "../options/deps.ts";
 import { OWN_GROUP, ProcessTree } from "./process-tree.ts";
 
 /** After stdin closes, how long a server gets to exit by itself before SIGTERM. */
@@ -12,8 +13,6 @@ export const KILL_REAP_MS = 250;
  * above, plus a little for the kernel to reap the killed processes.
  */
 export const CLEANUP_GRACE_MS = STDIN_CLOSE_GRACE_MS + SIGTERM_GRACE_MS + KILL_REAP_MS;
-
-export type SpawnFn = typeof spawn;
 
 /**
  * What a stdio server inherits of our environment by default: enough to find programs and a

@@ -1,14 +1,13 @@
 import { closedError, networkError } from "../errors/failures.ts";
+import { type BodyKind, HttpRejection } from "../errors/http-rejection.ts";
+import { Interrupt, interruptOf } from "../errors/interrupt.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
-import { Interrupt, interruptOf } from "../lifecycle/interrupt.ts";
+import type { FetchFn } from "../options/deps.ts";
 import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
-import { type BodyKind, HttpRejection } from "./http-rejection.ts";
-
-export type FetchFn = typeof fetch;
 
 /** How much of a refused request's body is read to learn what it was; the rest is never read. */
 export const ERROR_BODY_PEEK_BYTES = 16 * 1024;

@@ -1,4 +1,4 @@
-import { ByteCeilingExceeded } from "./byte-budget.ts";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { ByteCeilingExceeded } from "./byte-budget.ts";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -1,16 +1,16 @@
 import type { ChildProcess } from "node:child_process";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, limitError, networkError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { decodeFrame } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { raceAbort } from "../lifecycle/abort.ts";
-import { ByteCeilingExceeded } from "./byte-budget.ts";
-import { type ChildOptions, type SpawnFn, startChild, stopChild } from "./child-process.ts";
+import type { SpawnFn } from "../options/deps.ts";
+import { type ChildOptions, startChild, stopChild } from "./child-process.ts";
 import { LineFramer } from "./line-framer.ts";
 import { type SendContext, type Transport, TransportBase } from "./transport.ts";
 
 export interface StdioTransportOptions extends ChildOptions {
-  /** Ceiling for one line from the server, in bytes (its newline not counted). */
   /** Ceiling for one line (its newline not counted); a function when it follows the pending requests. */
   maxLineBytes: number | (() => number);
   redactor: Redactor;

@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
-import type { Phase } from "../errors/codes.ts";
+import type { Era, Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
+import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { linkSignals, sleep } from "../lifecycle/abort.ts";
@@ -23,7 +24,7 @@ import {
   rejectionOf,
 } from "./http-common.ts";
 import { InvalidUtf8, type SseEvent, SseReader } from "./sse-framer.ts";
-import { type Era, type SendContext, type Transport, TransportBase } from "./transport.ts";
+import { TransportBase } from "./transport.ts";
 
 /**
  * A POST's reply belongs to that one request: an error there with `id: null` (a server that could

@@ -1,4 +1,4 @@
-import type { CancellationSource } from "../errors/codes.ts";
+import type { CancellationSource } from "./codes.ts";
 
 /**
  * Why a wait was interrupted. Used as the `reason` of the signals we abort, so whoever catches the

@@ -1,0 +1,49 @@
+import type { Era, TransportMode } from "../errors/codes.ts";
+import type { TetherError } from "../errors/tether-error.ts";
+import type { Unsubscribe } from "../lifecycle/listeners.ts";
+import type { JsonRpcId, JsonRpcMessage } from "./messages.ts";
+
+export type { Unsubscribe };
+
+/** What one exchange may spend and where its reply must come from. */
+export interface SendContext {
+  /** Aborting it abandons the exchange; on HTTP that closes the request's own stream. */
+  signal: AbortSignal;
+  /** Ceiling for the bytes of this exchange's reply, where the reply has its own stream (HTTP). */
+  maxBytes: number;
+  /** Per-request headers computed by the protocol layer (HTTP only; stdio ignores them). */
+  headers?: Readonly<Record<string, string>>;
+  /** The request whose response this exchange carries (HTTP uses it to notice a missing reply). */
+  requestId?: JsonRpcId;
+}
+
+/**
+ * The small interface every transport implements. A transport owns its resources (child process,
+ * streams, sockets) and disposes them exactly once, in `close()`. It reports a fatal failure of
+ * its channel once, through `onClose`; failures of one exchange reject that exchange's `send`.
+ */
+export interface Transport {
+  readonly mode: TransportMode;
+  /** Opens the channel (spawns, or waits for the SSE endpoint); bounded by `signal`. */
+  start(signal: AbortSignal): Promise<void>;
+  /**
+   * Sends one message. On HTTP it settles when the reply stream is done: it rejects if the stream
+   * ended without the response to `ctx.requestId`, or with an HttpRejection for a refused POST.
+   */
+  send(message: JsonRpcMessage, ctx: SendContext): Promise<void>;
+  /** Every message received, with its raw size in bytes. */
+  onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe;
+  /** The channel failed or ended; called at most once. */
+  onClose(listener: (error: TetherError) => void): Unsubscribe;
+  /** Told the negotiated version once it is known (HTTP sends it as a header on later requests). */
+  negotiated?(version: string, era: Era): void;
+  /** Told once establishment is complete and the client is handed over (HTTP opens its optional GET stream). */
+  opened?(): void;
+  /**
+   * Releases everything; idempotent, every call gets the same promise, never rejects. `failure`
+   * (establishment failed or the channel broke) skips the polite waits a normal close gives.
+   */
+  close(reason?: "failure"): Promise<void>;
+  /** Failures met while disposing (a kill that threw, a DELETE that failed): reported, never thrown. */
+  readonly cleanupErrors: unknown[];
+}
