@@ -1,6 +1,8 @@
 import { interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
 import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
+import { readStdinBounded } from "./args.ts";
+import { askAsync, askOnTerminal } from "./ask.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
 import { main } from "./main.ts";
 
@@ -49,6 +51,9 @@ const status = await main(process.argv.slice(2), {
   stdout: (t) => {
     out.push(t);
   },
+  stdoutNow: (t) => {
+    process.stdout.write(t);
+  },
   stdoutBytes: (b) => {
     out.push(b);
   },
@@ -61,6 +66,9 @@ const status = await main(process.argv.slice(2), {
   stderrIsTty: process.stderr.isTTY === true,
   columns: process.stdout.columns,
   signal: controller.signal,
+  readStdin: () => readStdinBounded(process.stdin),
+  askLine: process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal : undefined,
+  askAsync: process.stdin.isTTY && process.stderr.isTTY ? askAsync : undefined,
 });
 finished = true;
 // Output is written whole, at the end, so a failure never leaves anything partial on stdout.

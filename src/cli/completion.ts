@@ -1,40 +1,9 @@
 import { configError } from "../errors/failures.ts";
+import { allFlags } from "./flags.ts";
 import { COMMAND_NAMES } from "./help.ts";
 
-const FLAGS = [
-  "--transport",
-  "--header",
-  "--env",
-  "--bearer-env",
-  "--protocol-version",
-  "--max-protocol-version",
-  "--timeout",
-  "--discovery-timeout",
-  "--connect-timeout",
-  "--call-timeout",
-  "--probe-timeout",
-  "--handshake-timeout",
-  "--max-bytes",
-  "--discovery-max-bytes",
-  "--call-max-bytes",
-  "--max-frame-bytes",
-  "--retry",
-  "--no-oauth",
-  "--stored-auth-only",
-  "--client-id",
-  "--client-secret-env",
-  "--client-key-file",
-  "--grant",
-  "--scope",
-  "--json",
-  "--events",
-  "--debug",
-  "--server-stderr",
-  "--config",
-  "--args-file",
-  "--help",
-  "--version",
-];
+/** Every option, from the one table of which command takes what. */
+const FLAGS = allFlags().map((f) => `--${f}`);
 
 /** A completion script for the shell: commands, flags, and configured server names. */
 export function completionScript(shell: string | undefined): string {

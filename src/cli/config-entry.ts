@@ -85,16 +85,55 @@ export function entryShape(raw: unknown, file: string, path: string): EntryShape
   throw configError("invalid_config", `${file}: ${path} needs a command (stdio) or a url (HTTP)`);
 }
 
-const REFERENCE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const REFERENCE = /\$\{(?:(env:)?([A-Za-z_][A-Za-z0-9_]*)|input:([A-Za-z0-9_.-]+))\}/g;
 
-/** `${env:VAR}` and `${VAR}` from `env`; each value used is added to `used`. An unset variable is named, never guessed. */
-export function expand(value: string, where: string, env: NodeJS.ProcessEnv, used: string[] = []): string {
-  return value.replace(REFERENCE, (_, name: string) => {
-    const v = env[name];
-    if (v === undefined) throw configError("unset_variable", `${where} uses \${${name}}, which is not set`);
-    used.push(v);
-    return v;
-  });
+/** What references other than the environment's mean for this entry. */
+export interface ExpandContext {
+  /** VS Code's `${workspaceFolder}`: the folder holding `.vscode/` (only for a file in one). */
+  workspaceFolder?: string;
+  /** Asks the person at the terminal for `${input:ID}`; absent off a terminal. */
+  input?: (id: string, where: string) => string;
+}
+
+/**
+ * `${env:VAR}` and `${VAR}` from `env`, `${workspaceFolder}`, and `${input:ID}` asked for; each
+ * value used is added to `used`. An unset variable is named, never guessed.
+ */
+export function expand(
+  value: string,
+  where: string,
+  env: NodeJS.ProcessEnv,
+  used: string[] = [],
+  context: ExpandContext = {},
+): string {
+  return value.replace(
+    REFERENCE,
+    (_, prefix: string | undefined, name: string | undefined, input: string | undefined) => {
+      if (input !== undefined) {
+        if (!context.input)
+          throw configError(
+            "input_required",
+            `${where} uses \${input:${input}}, which is asked for only on a terminal; set the value in the file or use \${env:VAR}`,
+          );
+        const answer = context.input(input, where);
+        used.push(answer);
+        return answer;
+      }
+      if (name === "workspaceFolder" && prefix === undefined) {
+        if (context.workspaceFolder === undefined)
+          throw configError(
+            "unset_variable",
+            `${where} uses \${workspaceFolder}, which only a file in a .vscode folder has`,
+          );
+        return context.workspaceFolder;
+      }
+      name = name!;
+      const v = env[name];
+      if (v === undefined) throw configError("unset_variable", `${where} uses \${${name}}, which is not set`);
+      used.push(v);
+      return v;
+    },
+  );
 }
 
 function expandMap(
@@ -103,10 +142,11 @@ function expandMap(
   path: string,
   env: NodeJS.ProcessEnv,
   used: string[],
+  context: ExpandContext,
 ): Record<string, string> | undefined {
   if (map === undefined) return undefined;
   return Object.fromEntries(
-    Object.entries(map).map(([k, v]) => [k, expand(v, `${file}: ${keyPath(path, k)}`, env, used)]),
+    Object.entries(map).map(([k, v]) => [k, expand(v, `${file}: ${keyPath(path, k)}`, env, used, context)]),
   );
 }
 
@@ -117,20 +157,23 @@ export function expandEntry(
   file: string,
   path: string,
   env: NodeJS.ProcessEnv,
+  context: ExpandContext = {},
 ): ServerEntry {
   const used: string[] = [];
   const at = (key: string) => `${file}: ${keyPath(path, key)}`;
-  const headers = expandMap(shape.headers, file, keyPath(path, "headers"), env, used);
-  const envValues = expandMap(shape.env, file, keyPath(path, "env"), env, used);
+  const one = (v: string | undefined, where: string) =>
+    v === undefined ? undefined : expand(v, where, env, used, context);
+  const headers = expandMap(shape.headers, file, keyPath(path, "headers"), env, used, context);
+  const envValues = expandMap(shape.env, file, keyPath(path, "env"), env, used, context);
   const entry: ServerEntry = {
     name,
     source: file,
     transport: shape.transport,
-    command: shape.command === undefined ? undefined : expand(shape.command, at("command"), env, used),
-    args: shape.args?.map((a, i) => expand(a, `${file}: ${keyPath(keyPath(path, "args"), i)}`, env, used)),
+    command: one(shape.command, at("command")),
+    args: shape.args?.map((a, i) => one(a, `${file}: ${keyPath(keyPath(path, "args"), i)}`)!),
     env: envValues,
-    cwd: shape.cwd === undefined ? undefined : expand(shape.cwd, at("cwd"), env, used),
-    url: shape.url === undefined ? undefined : expand(shape.url, at("url"), env, used),
+    cwd: one(shape.cwd, at("cwd")),
+    url: one(shape.url, at("url")),
     headers,
     secrets: [],
   };

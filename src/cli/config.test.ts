@@ -243,6 +243,7 @@ describe("which definition a name means", () => {
       "/x/Code/User/mcp.json",
       "/h/.codeium/windsurf/mcp_config.json",
       "/x/Claude/claude_desktop_config.json",
+      "/h/.codex/config.toml",
     ]);
     // Run from home, ./.cursor/mcp.json is the user's own file: read once.
     assert.equal(

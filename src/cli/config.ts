@@ -22,7 +22,7 @@
  *   nothing; listing expands nothing.
  */
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { configError } from "../errors/failures.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import {
@@ -34,7 +34,8 @@ import {
   sameDefinition,
 } from "./config-entry.ts";
 import { CONFIG_FILE_MAX_BYTES, type FileProblem, readConfigText } from "./config-file.ts";
-import { type ConfigFormat, mcpJson } from "./config-format.ts";
+import { type ConfigFormat, claudeState, codexToml, mcpJson, mcpJsonc } from "./config-format.ts";
+import { didYouMean } from "./suggest.ts";
 
 export type { ServerEntry } from "./config-entry.ts";
 
@@ -47,6 +48,8 @@ export interface ConfigEnvironment {
   home: string;
   env: NodeJS.ProcessEnv;
   platform: NodeJS.Platform;
+  /** Asks the person at the terminal for `${input:ID}`; without it such a reference is a config error. */
+  input?: (id: string, where: string) => string;
 }
 
 export function configEnvironment(
@@ -88,20 +91,22 @@ function defaultSources(where: ConfigEnvironment): ConfigSource[] {
       : platform === "win32"
         ? join(appData, "Code", "User", "mcp.json")
         : join(xdg, "Code", "User", "mcp.json");
-  const claudeState = join(home, ".claude.json");
-  const places: [string, Scope][] = [
-    [join(cwd, ".mcp.json"), "project"],
-    [join(cwd, ".vscode", "mcp.json"), "project"],
-    [join(cwd, ".cursor", "mcp.json"), "project"],
-    [claudeState, "user"],
-    [join(home, ".cursor", "mcp.json"), "user"],
-    [vscodeUser, "user"],
-    [join(home, ".codeium", "windsurf", "mcp_config.json"), "user"],
-    [claude, "user"],
+  const claudeStatePath = join(home, ".claude.json");
+  const codex = join(env.CODEX_HOME || join(home, ".codex"), "config.toml");
+  const places: [string, Scope, ConfigFormat][] = [
+    [join(cwd, ".mcp.json"), "project", mcpJson],
+    [join(cwd, ".vscode", "mcp.json"), "project", mcpJsonc],
+    [join(cwd, ".cursor", "mcp.json"), "project", mcpJson],
+    [claudeStatePath, "user", claudeState(cwd)],
+    [join(home, ".cursor", "mcp.json"), "user", mcpJson],
+    [vscodeUser, "user", mcpJsonc],
+    [join(home, ".codeium", "windsurf", "mcp_config.json"), "user", mcpJson],
+    [claude, "user", mcpJson],
+    [codex, "user", codexToml],
   ];
   // Run from the home folder, a project path can be a user path too: read it once, as the user's.
   const byPath = new Map<string, ConfigSource>();
-  for (const [path, scope] of places) {
+  for (const [path, scope, format] of places) {
     const key = resolve(path);
     const seen = byPath.get(key);
     if (seen) seen.scope = seen.scope === "user" || scope === "user" ? "user" : "project";
@@ -109,8 +114,8 @@ function defaultSources(where: ConfigEnvironment): ConfigSource[] {
       byPath.set(key, {
         path,
         scope,
-        format: mcpJson,
-        maxBytes: path === claudeState ? CLAUDE_STATE_MAX_BYTES : CONFIG_FILE_MAX_BYTES,
+        format,
+        maxBytes: path === claudeStatePath ? CLAUDE_STATE_MAX_BYTES : CONFIG_FILE_MAX_BYTES,
       });
   }
   return [...byPath.values()];
@@ -180,11 +185,11 @@ function load(source: ConfigSource): LoadedFile {
         : `${path}: ${parsed.keyPath} ${parsed.rule}`;
     return { source, kind: "broken", error: configError("invalid_config", message) };
   }
-  const definitions = (parsed.map?.entries ?? []).map(([name, raw]) => ({
+  const definitions = (parsed.map?.entries ?? []).map(([name, raw, mapPath]) => ({
     name,
     file: path,
     scope: source.scope,
-    keyPath: keyPath(parsed.map!.keyPath, name),
+    keyPath: keyPath(mapPath ?? parsed.map!.keyPath, name),
     raw,
   }));
   return { source, kind: "ok", definitions };
@@ -193,7 +198,9 @@ function load(source: ConfigSource): LoadedFile {
 /** `--config FILE` alone, which must exist and be usable; else every usual place. */
 function loadAll(configPath: string | undefined, where: ConfigEnvironment): LoadedFile[] {
   if (configPath === undefined) return defaultSources(where).map(load);
-  const loaded = load({ path: configPath, scope: "user", format: mcpJson });
+  // A named file is read as TOML (Codex) by its extension, else as JSONC (a superset of JSON).
+  const format = /\.toml$/i.test(configPath) ? codexToml : mcpJsonc;
+  const loaded = load({ path: configPath, scope: "user", format });
   if (loaded.kind === "absent")
     throw configError("config_unreadable", `the config file ${configPath} could not be read`);
   if (loaded.kind === "broken") throw loaded.error;
@@ -218,7 +225,11 @@ function decide(name: string, files: LoadedFile[]): Verdict {
   const first = definitions[0];
   if (!first) {
     const also = broken.length ? `; ${broken.map((b) => b.error.message).join("; ")}` : "";
-    return { kind: "unknown", message: `no configured server is named ${name}${also}` };
+    const known = files.flatMap((f) => (f.kind === "ok" ? f.definitions.map((d) => d.name) : []));
+    return {
+      kind: "unknown",
+      message: `no configured server is named ${name}${didYouMean(name, known)}${also}`,
+    };
   }
   if (definitions.some((d) => !sameDefinition(d.raw, first.raw))) {
     const differing = [...new Set(definitions.map((d) => d.file))];
@@ -253,7 +264,16 @@ export function findServer(
   if (verdict.kind === "unknown") throw configError("unknown_server", verdict.message);
   if (verdict.kind === "ambiguous") throw configError("ambiguous_server", verdict.message);
   const { file, keyPath: path, raw } = verdict.definition;
-  return expandEntry(name, entryShape(raw, file, path), file, path, where.env);
+  return expandEntry(name, entryShape(raw, file, path), file, path, where.env, {
+    workspaceFolder: workspaceFolderOf(file),
+    input: where.input,
+  });
+}
+
+/** VS Code's `${workspaceFolder}`: the folder holding `.vscode/`, for a file inside one. */
+function workspaceFolderOf(file: string): string | undefined {
+  const folder = dirname(resolve(file));
+  return basename(folder) === ".vscode" ? dirname(folder) : undefined;
 }
 
 /** One definition for a listing: as written, references unexpanded. */

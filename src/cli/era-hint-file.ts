@@ -84,3 +84,15 @@ export class FileEraHints implements EraHintStore {
     this.#write(doc);
   }
 }
+
+/**
+ * A store that never offers a remembered era but keeps what detection finds: `probe` (which must
+ * report the server as it is now) and `--fresh` detect afresh and refresh the hint for next time.
+ */
+export function afresh(store: EraHintStore): EraHintStore {
+  return {
+    get: () => undefined,
+    set: (key, hint) => store.set(key, hint),
+    delete: (key) => store.delete(key),
+  };
+}

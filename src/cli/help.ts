@@ -1,7 +1,10 @@
+import { extraFlags } from "./flags.ts";
+
 export const VERSION = "0.1.0";
 
 const TARGETS = `Targets: an http(s) URL, a server name from a config file, or -- CMD ARGS... (a stdio
-server; then leave <target> out and put every option before --).`;
+server; then leave <target> out and put every option before --). A stdio server gets a short
+environment (PATH, HOME and the like, never your secrets): pass what it needs with -e KEY=VALUE.`;
 
 const COMMON = `Connection options:
   --transport auto|streamable-http|sse   HTTP transport (auto follows the spec's detection)
@@ -20,6 +23,7 @@ const COMMON = `Connection options:
   --client-id ID, --client-secret-env VAR, --client-key-file FILE   a pre-registered OAuth client
   --grant authorization_code|client_credentials   --scope 'a b'     what to ask the server for
   --config FILE                          read server names from this file only
+  --fresh                                detect the era afresh (ignore and refresh the remembered one)
   --json   --events   --debug   --server-stderr`;
 
 export const HELP = `tether ${VERSION}: an MCP client that cannot hang, cannot leak and says what failed
@@ -32,13 +36,20 @@ Usage:
   tether read   <target> <uri> [options]          read one resource
   tether prompts <target> [options]               list prompts
   tether prompt <target> <name> [ARGS] [options]  get one prompt
+  tether templates <target> [options]             list resource templates
+  tether complete <target> <ref> <arg>=<partial>  completion values (ref: prompt:NAME or resource:URI-TEMPLATE)
+  tether watch <target> [--log-level L] [--subscribe URI]... [--duration MS]
+                                                  stream server notifications until Ctrl-C
   tether servers [--config FILE]                  list servers found in config files
   tether auth login|logout|status <target>        sign in (OAuth), sign out, show the stored token
   tether completion bash|zsh|fish                 print a shell completion script
   tether <command> --help                         help for one command
 
 ${TARGETS}
-ARGS: one JSON object, or key=value (string) and key:=json pairs, or --args-file FILE.
+ARGS: one JSON object, or key=value and key:=json pairs, or --args-file FILE (- reads stdin).
+key=value is converted to the type the tool's schema declares (number, integer, boolean, enum);
+key:=json is sent as written. Unknown tools, unknown or missing arguments are refused before the
+call is sent, with the closest names suggested.
 
 ${COMMON}
 
@@ -64,10 +75,12 @@ const COMMANDS: Record<string, { usage: string; about: string; examples: string[
   call: {
     usage: "tether call <target> <tool> [ARGS] [options]",
     about:
-      "Calls one tool, once (never re-sent). Prints its text content, or with --json the whole result.\nA result with isError: true prints the same way and exits 1.",
+      "Calls one tool, once (never re-sent). Prints its text content, or with --json the whole result.\nA result with isError: true prints the same way and exits 1. The arguments are checked against\nthe tool's input schema first (one tools/list). -o FILE writes its image, audio or blob content\ndecoded (- for stdout).",
     examples: [
       "tether call http://127.0.0.1:3000/mcp echo message=hi",
-      "tether call my-server add a:=2 b:=3 --json",
+      "tether call my-server get-sum a=2 b=3 --json",
+      "tether call my-server get-tiny-image -o tiny.png",
+      `echo '{"a":2,"b":3}' | tether call my-server get-sum --args-file -`,
       `tether call https://example.com/mcp search '{"query":"mcp"}' --call-timeout 60000`,
       "tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything",
     ],
@@ -107,10 +120,33 @@ const COMMANDS: Record<string, { usage: string; about: string; examples: string[
     about: "Gets one prompt with its arguments and prints its messages.",
     examples: ["tether prompt my-server greet name=Ada", "tether prompt my-server greet --json name=Ada"],
   },
+  templates: {
+    usage: "tether templates <target> [options]",
+    about: "Lists the server's resource templates (URI templates, whole when piped).",
+    examples: ["tether templates my-server", "tether templates my-server --json"],
+  },
+  complete: {
+    usage: "tether complete <target> <ref> <arg>=<partial> [<arg>=<value>...] [options]",
+    about:
+      "Asks the server to complete one argument of a prompt (ref prompt:NAME) or of a resource\ntemplate (ref resource:URI-TEMPLATE). Prints one value a line; arguments already chosen may\nfollow as NAME=VALUE. With --json, the completion object (values, total, hasMore).",
+    examples: [
+      "tether complete my-server prompt:greet name=A",
+      "tether complete my-server 'resource:demo://doc/{id}' id=1 --json",
+    ],
+  },
+  watch: {
+    usage: "tether watch <target> [--log-level L] [--subscribe URI]... [--duration MS] [options]",
+    about:
+      "Prints the server's notifications as they arrive, one line each (with --json, one JSON object\na line): log messages at --log-level and above, list changes, and updates of each --subscribe'd\nresource. Ends on Ctrl-C or after --duration MS (exit 0).",
+    examples: [
+      "tether watch my-server --log-level info",
+      "tether watch my-server --subscribe demo://doc --json --duration 60000",
+    ],
+  },
   servers: {
     usage: "tether servers [--config FILE] [--json]",
     about:
-      "Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,\nthe user's Cursor, VS Code, Windsurf and Claude Desktop configs), with every secret redacted.",
+      "Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,\n~/.claude.json (with this folder's project servers), the user's Cursor, VS Code, Windsurf and\nClaude Desktop configs, ~/.codex/config.toml), with every secret redacted.",
     examples: ["tether servers", "tether servers --config ./.mcp.json --json"],
   },
   auth: {
@@ -136,14 +172,31 @@ const COMMANDS: Record<string, { usage: string; about: string; examples: string[
 
 export const COMMAND_NAMES = Object.keys(COMMANDS);
 
+/** How a command's own options read in its help. */
+const FLAG_USAGE: Record<string, string> = {
+  "args-file": "--args-file FILE (- reads stdin)",
+  output: "-o, --output FILE (- for stdout)",
+  config: "--config FILE",
+  json: "--json",
+  "log-level": "--log-level debug|info|notice|warning|error|critical|alert|emergency",
+  subscribe: "--subscribe URI (repeatable)",
+  duration: "--duration MS",
+  task: "--task (run as a task where the server supports tasks)",
+  "progress-timeout": "--progress-timeout MS (each progress notification restarts the call clock)",
+};
+
 export function commandHelp(command: string): string | undefined {
   const c = COMMANDS[command];
   if (!c) return undefined;
   const needsTarget = !["servers", "completion"].includes(command);
+  const own = extraFlags(command).filter((f) => !needsTarget || !["config", "json"].includes(f));
+  const ownLine = own.length
+    ? `\nOptions for ${command}: ${own.map((f) => FLAG_USAGE[f] ?? `--${f}`).join(", ")}\n`
+    : "";
   return `Usage: ${c.usage}
 
 ${c.about}
-${needsTarget ? `\n${TARGETS}\n\n${COMMON}\n` : ""}
+${ownLine}${needsTarget ? `\n${TARGETS}\n\n${COMMON}\n` : ""}
 Examples:
 ${c.examples.map((e) => `  ${e}`).join("\n")}
 `;

@@ -3,6 +3,8 @@ export interface Io {
   stdout: (text: string) => void;
   /** Raw bytes for stdout (a binary resource with `--output -`). */
   stdoutBytes?: (bytes: Uint8Array) => void;
+  /** Writes to stdout at once, for output that streams (`watch`); else stdout is written at the end. */
+  stdoutNow?: (text: string) => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
   isTty: boolean;
@@ -10,4 +12,10 @@ export interface Io {
   stderrIsTty?: boolean;
   columns?: number;
   signal?: AbortSignal;
+  /** Stdin's text, bounded (`--args-file -`). */
+  readStdin?: () => Promise<string>;
+  /** Asks the person at the terminal for one line (config `${input:ID}`); absent off a terminal. */
+  askLine?: (prompt: string) => string;
+  /** Asks the person at the terminal for one line without blocking (server elicitation); absent off a terminal. */
+  askAsync?: (prompt: string, signal: AbortSignal) => Promise<string>;
 }

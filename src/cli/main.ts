@@ -2,12 +2,13 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { AuthRecord, TokenStore } from "../auth/token-store.ts";
 import type { Client } from "../client/client.ts";
+import type { CompletionRef, LoggingLevel } from "../client/results.ts";
 import { connect } from "../connect/connect.ts";
 import { configError, protocolError } from "../errors/failures.ts";
 import { environmentSecrets, Redactor, secretsOf } from "../errors/redact.ts";
-import { terminalBlock, terminalJson } from "../errors/terminal-text.ts";
+import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import { asTetherError, TetherError } from "../errors/tether-error.ts";
-import type { JsonObject } from "../jsonrpc/messages.ts";
+import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { LimitName } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
@@ -15,15 +16,32 @@ import { hasUrlCredentials, limit, urlCredentialSecrets } from "../options/resol
 import { parseToolArgs } from "./args.ts";
 import { AUTH_FLAGS, authOptions, runAuth } from "./auth-command.ts";
 import { completionScript } from "./completion.ts";
-import { configEnvironment, findServer, listServers } from "./config.ts";
+import { type ConfigEnvironment, configEnvironment, findServer, listServers } from "./config.ts";
 import { renderServers } from "./config-listing.ts";
-import { cacheDir, FileEraHints } from "./era-hint-file.ts";
+import { terminalElicitation } from "./elicit.ts";
+import { afresh, cacheDir, FileEraHints } from "./era-hint-file.ts";
+import { errorLines, spawnProblem } from "./error-line.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
+import { COMMAND_FLAGS, commandsTaking, takes } from "./flags.ts";
 import { commandHelp, HELP, VERSION } from "./help.ts";
 import type { Io } from "./io.ts";
 import { probeAll } from "./probe.ts";
-import { renderCall, renderList, renderText, renderTools, styleFor } from "./render.ts";
+import {
+  renderCall,
+  renderCompletion,
+  renderList,
+  renderTemplates,
+  renderText,
+  renderTools,
+  styleFor,
+} from "./render.ts";
+import { findTool, fitArguments } from "./schema-args.ts";
 import { StageLine } from "./stage-line.ts";
+import { StatusLine } from "./status-line.ts";
+import { didYouMean } from "./suggest.ts";
+import { LOG_LEVELS, watch } from "./watch.ts";
+
+export type { Io };
 
 const OPTIONS = {
   transport: { type: "string" },
@@ -49,6 +67,12 @@ const OPTIONS = {
   "server-stderr": { type: "boolean" },
   config: { type: "string" },
   "args-file": { type: "string" },
+  fresh: { type: "boolean" },
+  "log-level": { type: "string" },
+  task: { type: "boolean" },
+  "progress-timeout": { type: "string" },
+  subscribe: { type: "string", multiple: true },
+  duration: { type: "string" },
   output: { type: "string", short: "o" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
@@ -105,10 +129,41 @@ function parse(argv: readonly string[]): Invocation {
   try {
     parsed = parseArgs({ args: head, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (cause) {
-    throw configError("invalid_flag", "unknown or malformed option (see tether --help)", cause);
+    throw optionError(cause);
   }
   const [command = "", ...positionals] = parsed.positionals;
   return { command, positionals, stdio, values: parsed.values };
+}
+
+/** An option parseArgs refused, named (it is the user's own word) with the closest known ones. */
+function optionError(cause: unknown): TetherError {
+  const code = (cause as { code?: unknown }).code;
+  const message = cause instanceof Error ? cause.message : "";
+  const named = /option '(-{1,2}[A-Za-z0-9][A-Za-z0-9-]{0,40})/.exec(message)?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && named) {
+    const known = Object.keys(OPTIONS).map((o) => `--${o}`);
+    return configError(
+      "invalid_flag",
+      `unknown option ${named}${didYouMean(named, known) || " (see tether --help)"}`,
+      cause,
+    );
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && named)
+    return configError("invalid_flag", `the option ${named} needs a value (see tether --help)`, cause);
+  return configError("invalid_flag", "unknown or malformed option (see tether --help)", cause);
+}
+
+/** Refuses a flag the command does not use: nothing given on the command line is silently ignored. */
+function checkFlags(inv: Invocation): void {
+  if (!(inv.command in COMMAND_FLAGS)) return;
+  for (const [flag, value] of Object.entries(inv.values)) {
+    if (value === undefined || takes(inv.command, flag)) continue;
+    const where = commandsTaking(flag);
+    throw configError(
+      "inapplicable_flag",
+      `--${flag} does not apply to ${inv.command}${where.length ? ` (it applies to ${where.join(", ")})` : ""}`,
+    );
+  }
 }
 
 /** Builds connect options from the target (URL, config name, or the stdio command after --) and the flags. */
@@ -155,9 +210,16 @@ function connectOptions(
       maxResponseBytes: numberFlag(v, "call-max-bytes", "maxResponseBytes"),
     },
     serverStderr: v["server-stderr"] ? "inherit" : "ignore",
+    // A person at a terminal can answer a server's questions; elsewhere none are invited.
+    handlers:
+      io.askAsync && !v.json ? { elicitation: terminalElicitation(io.askAsync, io.stderr) } : undefined,
     // A one-shot command has no use for the optional server-to-client stream.
     listen: false,
-    eraHints: new FileEraHints(cacheDir(io.env)),
+    // `probe` reports the server as it is now, and `--fresh` asks the same of any command.
+    eraHints:
+      v.fresh || inv.command === "probe"
+        ? afresh(new FileEraHints(cacheDir(io.env)))
+        : new FileEraHints(cacheDir(io.env)),
   };
   if (v.retry !== undefined) {
     if (!/^\d+$/.test(v.retry) || Number(v.retry) < 1 || Number(v.retry) > 10) {
@@ -200,7 +262,7 @@ function connectOptions(
     };
   }
   // The one bounded config loader decides which definition the name means (CONTRACT S3).
-  const entry = findServer(target, v.config, configEnvironment(io.env));
+  const entry = findServer(target, v.config, configWhere(io));
   secrets.push(...entry.secrets);
   if (entry.transport === "stdio") {
     return {
@@ -227,6 +289,15 @@ function connectOptions(
           : "auto",
     },
     secrets,
+  };
+}
+
+/** Where config files are and what their references mean, with `${input:ID}` asked on a terminal. */
+function configWhere(io: Io): ConfigEnvironment {
+  const ask = io.askLine;
+  return {
+    ...configEnvironment(io.env),
+    input: ask ? (id: string, where: string) => ask(`${where} asks for ${id}: `) : undefined,
   };
 }
 
@@ -310,6 +381,20 @@ async function run(
   const redactor = new Redactor(environment.secrets, { ambient: environment.ambient });
   /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
   const jsonOut = (doc: unknown) => `${terminalJson(redactor.redactDocument(doc))}\n`;
+  /** The server command this run starts, named when it cannot be started. */
+  let spawned: string | undefined;
+  /** The error for a person on a terminal (without --json), else the one JSON record. */
+  const writeError = (record: Record<string, unknown>) => {
+    if (io.stderrIsTty && !argv.includes("--json"))
+      io.stderr(
+        errorLines(
+          record,
+          record.debug as { name: string; message: string }[] | undefined,
+          argv.find((a) => !a.startsWith("-")) ?? "",
+        ),
+      );
+    else io.stderr(`${terminalJson(record)}\n`);
+  };
   try {
     const inv = parse(argv);
     debug = inv.values.debug ?? false;
@@ -326,6 +411,12 @@ async function run(
       io.stdout(help ?? HELP);
       return inv.command === "" && !inv.values.help ? 2 : 0;
     }
+    if (!(inv.command in COMMAND_FLAGS))
+      throw configError(
+        "unknown_command",
+        `unknown command ${JSON.stringify(inv.command.slice(0, 40))}${didYouMean(inv.command, Object.keys(COMMAND_FLAGS)) || " (see tether --help)"}`,
+      );
+    checkFlags(inv);
     if (inv.command === "completion") {
       io.stdout(completionScript(inv.positionals[0]));
       return 0;
@@ -341,6 +432,7 @@ async function run(
         : undefined;
     const build = () => {
       const { options, secrets } = connectOptions(inv, target, io);
+      spawned = options.command;
       return {
         ...learnSecrets(options, secrets, redactor),
         onEvent: events,
@@ -348,28 +440,153 @@ async function run(
       } satisfies ConnectOptions;
     };
     const json = inv.values.json ?? false;
+    const logLevel = inv.values["log-level"];
+    if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel))
+      throw configError("invalid_option", `--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+    /**
+     * A connected client for one command; with --log-level (outside `watch`, which prints them
+     * itself) the level is set first and the server's log messages go to stderr as they arrive.
+     */
+    const open = <T>(options: ConnectOptions, fn: (client: Client) => Promise<T>): Promise<T> =>
+      withClient(options, async (c) => {
+        if (logLevel === undefined || inv.command === "watch") return fn(c);
+        const stop = c.onLogMessage((m) => {
+          const text = typeof m.data === "string" ? m.data : JSON.stringify(m.data);
+          stageLine?.clear();
+          io.stderr(
+            `${terminalLine(redactor.messageText(`log ${m.level}${m.logger ? ` [${m.logger}]` : ""}: ${text}`))}\n`,
+          );
+        });
+        try {
+          await c.setLoggingLevel(logLevel as LoggingLevel, { signal: io.signal });
+          return await fn(c);
+        } finally {
+          // Handlers run detached: messages that arrived before the result get their turn first.
+          await new Promise((resolve) => setImmediate(resolve));
+          stop();
+        }
+      });
     switch (inv.command) {
       case "tools": {
         if (rest.length > 0) throw configError("invalid_args", "tools takes only a target");
         const options = build();
-        const tools = await withClient({ ...options, prefetchTools: true }, async (c) => c.cachedTools ?? []);
+        // With --log-level the tools are listed after the level is set, so the listing's logs are heard.
+        const tools =
+          logLevel === undefined
+            ? await open({ ...options, prefetchTools: true }, async (c) => c.cachedTools ?? [])
+            : await open(options, (c) => c.listTools({ signal: io.signal }));
         io.stdout(json ? jsonOut({ tools }) : renderTools(redactor.redactDocument(tools), style));
         return 0;
       }
       case "call": {
         const [tool, ...words] = rest;
         if (!tool) throw configError("invalid_args", "call needs a tool name");
-        const args = parseToolArgs(words, inv.values["args-file"]);
+        const given = parseToolArgs(words, inv.values["args-file"], await stdinArgs(inv, io));
+        const progressTimeout = numberFlag(inv.values, "progress-timeout", "timeoutMs");
+        const callTimeout = numberFlag(inv.values, "call-timeout", "timeoutMs");
         const options = build();
-        const result = await withClient(options, (c) => c.callTool(tool, args, { signal: io.signal }));
-        io.stdout(json ? jsonOut(result) : renderCall(redactor.redactDocument(result)));
+        // Progress and a task's status rewrite one line on a terminal's stderr, erased before the result.
+        const status = io.stderrIsTty && !json && !inv.values.events ? new StatusLine(io.stderr) : undefined;
+        const result = await open(options, async (c) => {
+          // One listing gives the schema; nothing is sent to the tool until the arguments fit it.
+          // A server that cannot list its tools (a JSON-RPC error) leaves the schema unknown: the
+          // arguments then go as written.
+          const listed = await c.listTools({ signal: io.signal }).catch((error: unknown) => {
+            if (error instanceof TetherError && error.code === "remote_error") return undefined;
+            throw error;
+          });
+          const args = listed ? fitArguments(findTool(tool, listed), given) : given.args;
+          try {
+            if (inv.values.task)
+              return await c.callToolAsTask(tool, args, {
+                signal: io.signal,
+                onStatus: (t) =>
+                  status?.show(`task ${t.status}${t.statusMessage ? `: ${t.statusMessage}` : ""}`),
+              });
+            return await c.callTool(tool, args, {
+              signal: io.signal,
+              onProgress: (p) =>
+                status?.show(
+                  `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`,
+                ),
+              // Each notification restarts the clock; --call-timeout still bounds the whole call.
+              ...(progressTimeout !== undefined
+                ? { resetTimeoutOnProgress: true, timeoutMs: progressTimeout, maxTotalTimeoutMs: callTimeout }
+                : {}),
+            });
+          } finally {
+            status?.clear();
+          }
+        });
+        if (inv.values.output !== undefined) writeOutput(inv.values.output, callBytes(result), io);
+        else io.stdout(json ? jsonOut(result) : renderCall(redactor.redactDocument(result)));
         return result.isError === true ? EXIT_TOOL_ERROR : 0;
+      }
+      case "templates": {
+        if (rest.length > 0) throw configError("invalid_args", "templates takes only a target");
+        const options = build();
+        const resourceTemplates = await open(options, (c) => c.listResourceTemplates({ signal: io.signal }));
+        io.stdout(
+          json
+            ? jsonOut({ resourceTemplates })
+            : renderTemplates(redactor.redactDocument(resourceTemplates), style),
+        );
+        return 0;
+      }
+      case "complete": {
+        const [refWord, argWord, ...contextWords] = rest;
+        const ref = completionRef(refWord);
+        const pair = argWord === undefined ? undefined : /^([^=]+)=(.*)$/s.exec(argWord);
+        if (!pair)
+          throw configError("invalid_args", "complete needs the argument being completed as NAME=PARTIAL");
+        const context: Record<string, string> = {};
+        for (const word of contextWords) {
+          const c = /^([^=]+)=(.*)$/s.exec(word);
+          if (!c) throw configError("invalid_args", "arguments already chosen are given as NAME=VALUE");
+          context[c[1]!] = c[2]!;
+        }
+        const options = build();
+        const result = await open(options, (c) =>
+          c.complete(
+            ref,
+            { name: pair[1]!, value: pair[2]! },
+            contextWords.length ? { arguments: context } : undefined,
+            { signal: io.signal },
+          ),
+        );
+        io.stdout(
+          json ? jsonOut(result.completion) : renderCompletion(redactor.redactDocument(result.completion)),
+        );
+        return 0;
+      }
+      case "watch": {
+        if (rest.length > 0) throw configError("invalid_args", "watch takes only a target");
+        const duration = inv.values.duration;
+        if (
+          duration !== undefined &&
+          (!/^\d+$/.test(duration) || Number(duration) < 1 || Number(duration) > 86_400_000)
+        )
+          throw configError("invalid_limit", "--duration must be a whole number of ms from 1 to 86400000");
+        // Notifications may arrive on the optional server-to-client stream: it is opened here.
+        const options = { ...build(), listen: true };
+        await open(options, (c) =>
+          watch(c, {
+            logLevel: logLevel as LoggingLevel | undefined,
+            subscribe: inv.values.subscribe ?? [],
+            durationMs: duration === undefined ? undefined : Number(duration),
+            json,
+            signal: io.signal,
+            write: io.stdoutNow ?? io.stdout,
+            redactor,
+          }),
+        );
+        return 0;
       }
       case "resources":
       case "prompts": {
         if (rest.length > 0) throw configError("invalid_args", `${inv.command} takes only a target`);
         const options = build();
-        const items = await withClient<JsonObject[]>(options, (c) =>
+        const items = await open<JsonObject[]>(options, (c) =>
           inv.command === "resources" ? c.listResources() : c.listPrompts(),
         );
         io.stdout(
@@ -384,19 +601,11 @@ async function run(
         if (!uri || extra.length > 0)
           throw configError("invalid_args", "read needs exactly one resource URI");
         const options = build();
-        const result = await withClient(options, (c) => c.readResource(uri, { signal: io.signal }));
+        const result = await open(options, (c) => c.readResource(uri, { signal: io.signal }));
         if (inv.values.output !== undefined) {
           // Binary contents are written only when asked: decoded, to a file or (with -) to stdout,
           // byte for byte as the server sent them (neither sanitized nor redacted: the user asked for the bytes).
-          const bytes = resourceBytes(result);
-          if (inv.values.output === "-") io.stdoutBytes?.(bytes);
-          else {
-            try {
-              writeFileSync(inv.values.output, bytes);
-            } catch (cause) {
-              throw configError("output_unwritable", "the --output file could not be written", cause);
-            }
-          }
+          writeOutput(inv.values.output, resourceBytes(result), io);
           return 0;
         }
         io.stdout(json ? jsonOut(result) : renderText(redactor.redactDocument(result)));
@@ -405,20 +614,26 @@ async function run(
       case "prompt": {
         const [name, ...words] = rest;
         if (!name) throw configError("invalid_args", "prompt needs a prompt name");
-        const args = parseToolArgs(words, inv.values["args-file"]);
+        const { args } = parseToolArgs(words, inv.values["args-file"], await stdinArgs(inv, io));
         const stringArgs: Record<string, string> = {};
         for (const [k, val] of Object.entries(args))
           stringArgs[k] = typeof val === "string" ? val : JSON.stringify(val);
         const options = build();
-        const result = await withClient(options, (c) => c.getPrompt(name, stringArgs, { signal: io.signal }));
+        const result = await open(options, (c) => c.getPrompt(name, stringArgs, { signal: io.signal }));
         io.stdout(json ? jsonOut(result) : renderText(redactor.redactDocument(result)));
         return 0;
       }
       case "probe": {
-        const targets = inv.stdio ? [undefined] : inv.positionals;
+        // Every target given is probed: the named ones and, after --, the stdio command.
+        const targets: (string | undefined)[] = [...inv.positionals, ...(inv.stdio ? [undefined] : [])];
+        spawned = inv.stdio?.[0];
         if (targets.length === 0) throw configError("invalid_target", "probe needs at least one target");
         const built = targets.map((t) => {
-          const { options, secrets } = connectOptions(inv, t, io);
+          const { options, secrets } = connectOptions(
+            t === undefined ? inv : { ...inv, stdio: undefined },
+            t,
+            io,
+          );
           return {
             label: t ?? inv.stdio![0]!,
             options: { ...learnSecrets(options, secrets, redactor), onEvent: events, signal: io.signal },
@@ -427,7 +642,7 @@ async function run(
         const report = await probeAll(built, redactor, style);
         io.stdout(json ? jsonOut({ results: report.rows }) : redactor.redactSecrets(report.table));
         if (report.firstError) {
-          io.stderr(`${terminalJson(report.firstError.recordFor(redactor))}\n`);
+          writeError({ ...report.firstError.recordFor(redactor) });
           return EXIT_STATUS[report.firstError.code];
         }
         return 0;
@@ -466,10 +681,64 @@ async function run(
         ? error
         : asTetherError(error, { stage: "config", phase: "discovery", redactor });
     const record: Record<string, unknown> = { ...e.recordFor(redactor) };
+    const spawnFailure = e.stage === "spawn" ? spawnProblem(e, spawned) : undefined;
+    if (spawnFailure) record.message = redactor.messageText(spawnFailure);
     if (debug) record.debug = causes(e, redactor);
-    io.stderr(`${terminalJson(record)}\n`);
+    writeError(record);
     return EXIT_STATUS[e.code];
   }
+}
+
+/** `prompt:NAME` or `resource:URI-TEMPLATE`, the thing whose argument is completed. */
+function completionRef(word: string | undefined): CompletionRef {
+  const m = word === undefined ? null : /^(prompt|resource):(.+)$/s.exec(word);
+  if (!m)
+    throw configError("invalid_args", "complete needs a reference: prompt:NAME or resource:URI-TEMPLATE");
+  return m[1] === "prompt" ? { type: "ref/prompt", name: m[2]! } : { type: "ref/resource", uri: m[2]! };
+}
+
+/** Stdin's text when `--args-file -` asks for it. */
+async function stdinArgs(inv: Invocation, io: Io): Promise<string | undefined> {
+  if (inv.values["args-file"] !== "-") return undefined;
+  if (!io.readStdin) throw configError("invalid_args", "--args-file - needs a stdin to read");
+  return io.readStdin();
+}
+
+/** Writes bytes the user asked for to FILE, or with `-` to stdout, as they are. */
+function writeOutput(path: string, bytes: Uint8Array, io: Io): void {
+  if (path === "-") {
+    io.stdoutBytes?.(bytes);
+    return;
+  }
+  try {
+    writeFileSync(path, bytes);
+  } catch (cause) {
+    throw configError("output_unwritable", "the --output file could not be written", cause);
+  }
+}
+
+/**
+ * A call's binary content as bytes: its image, audio and embedded blob blocks decoded from
+ * base64, one after another (usually there is one); a result without any is its text as UTF-8.
+ */
+function callBytes(result: { content: JsonValue[] }): Uint8Array {
+  const binary: Buffer[] = [];
+  const text: string[] = [];
+  for (const block of result.content) {
+    if (typeof block !== "object" || block === null || Array.isArray(block)) continue;
+    if ((block.type === "image" || block.type === "audio") && typeof block.data === "string")
+      binary.push(Buffer.from(block.data, "base64"));
+    else if (
+      typeof block.resource === "object" &&
+      block.resource !== null &&
+      !Array.isArray(block.resource)
+    ) {
+      const r = block.resource;
+      if (typeof r.blob === "string") binary.push(Buffer.from(r.blob, "base64"));
+      else if (typeof r.text === "string") text.push(r.text);
+    } else if (block.type === "text" && typeof block.text === "string") text.push(block.text);
+  }
+  return binary.length > 0 ? Buffer.concat(binary) : Buffer.from(text.join("\n"), "utf8");
 }
 
 /** The first content of a resource read as bytes: a blob decoded from base64, or text as UTF-8. */

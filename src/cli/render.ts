@@ -1,10 +1,11 @@
 import type { CallToolResult, Tool } from "../client/client.ts";
 import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
+import { cutToWidth, displayWidth, padToWidth } from "./display-width.ts";
+import { typeLabel } from "./schema-args.ts";
 
-function oneLine(text: unknown, max: number): string {
-  const s = typeof text === "string" ? text.replace(/\s+/g, " ").trim() : "";
-  return s.length > max ? `${s.slice(0, Math.max(0, max - 1))}…` : s;
+function oneLine(text: unknown): string {
+  return typeof text === "string" ? text.replace(/\s+/g, " ").trim() : "";
 }
 
 /** How human output looks: colour only on a terminal (and never with NO_COLOR), cut to its width. */
@@ -28,20 +29,50 @@ const bold = (style: Style, text: string) => (style.color ? `\x1b[1m${text}\x1b[
 const dim = (style: Style, text: string) => (style.color ? `\x1b[2m${text}\x1b[22m` : text);
 
 /**
- * Rows as aligned columns, the last column cut to the terminal's width. Every cell passes the
- * terminal sanitizer first (widths are measured on what is shown); colour comes after.
+ * Column widths for a terminal `columns` wide: columns that fit their fair share keep their whole
+ * width, and what is left is shared out among the wider ones. Nothing shrinks when all fits.
+ */
+export function shareWidths(natural: readonly number[], columns: number, gap = 2): number[] {
+  const available = columns - gap * (natural.length - 1);
+  if (natural.reduce((a, b) => a + b, 0) <= available) return [...natural];
+  const widths = natural.map(() => 0);
+  let open = natural.map((_, i) => i);
+  let budget = available;
+  for (;;) {
+    const share = Math.floor(budget / Math.max(1, open.length));
+    const fits = open.filter((i) => natural[i]! <= share);
+    if (fits.length === 0) {
+      let extra = budget - share * open.length;
+      for (const i of open) {
+        widths[i] = Math.max(4, share + (extra-- > 0 ? 1 : 0));
+      }
+      return widths;
+    }
+    for (const i of fits) {
+      widths[i] = natural[i]!;
+      budget -= natural[i]!;
+    }
+    open = open.filter((i) => !fits.includes(i));
+    if (open.length === 0) return widths;
+  }
+}
+
+/**
+ * Rows as aligned columns. Every cell passes the terminal sanitizer first and widths are display
+ * widths of what is shown (wide characters take two columns); colour comes after. Off a terminal
+ * nothing is cut; on one, the width is shared out by content and long cells end in `…`.
  */
 export function table(header: string[], rawRows: string[][], style: Style = PLAIN): string {
-  const rows = rawRows.map((r) => r.map((c) => terminalLine(c)));
-  const widths = header.map((h, i) =>
-    Math.min(40, Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length))),
+  const rows = rawRows.map((r) => r.map((c) => oneLine(terminalLine(c))));
+  const natural = header.map((h, i) =>
+    Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ""))),
   );
-  const used = widths.slice(0, -1).reduce((a, b) => a + b + 2, 0);
-  const lastWidth = Math.max(10, style.columns - used);
+  const widths = shareWidths(natural, style.columns);
   const cells = (row: string[]) =>
-    row.map((c, i) =>
-      i === row.length - 1 ? oneLine(c, lastWidth) : oneLine(c, widths[i]!).padEnd(widths[i]!),
-    );
+    row.map((c, i) => {
+      const cut = cutToWidth(c, widths[i]!);
+      return i === row.length - 1 ? cut : padToWidth(cut, widths[i]!);
+    });
   const head = bold(style, cells(header).join("  ").trimEnd());
   const body = rows.map((r) => {
     const c = cells(r);
@@ -53,12 +84,11 @@ export function table(header: string[], rawRows: string[][], style: Style = PLAI
 
 /** A tool's input schema as a compact signature: `name(a: string, b?: number)`; raw server text, for `table`. */
 export function signature(tool: Tool): string {
-  const schema = tool.inputSchema as { properties?: Record<string, { type?: unknown }>; required?: unknown };
+  const schema = tool.inputSchema as { properties?: Record<string, object>; required?: unknown };
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  const params = Object.entries(schema.properties ?? {}).map(([k, v]) => {
-    const type = Array.isArray(v?.type) ? v.type.join("|") : typeof v?.type === "string" ? v.type : "any";
-    return `${k}${required.has(k) ? "" : "?"}: ${type}`;
-  });
+  const params = Object.entries(schema.properties ?? {}).map(
+    ([k, v]) => `${k}${required.has(k) ? "" : "?"}: ${typeLabel(v ?? {})}`,
+  );
   return `${tool.name}(${params.join(", ")})`;
 }
 
@@ -91,7 +121,8 @@ function contentText(block: JsonValue): string {
     return typeof r.text === "string" ? terminalBlock(r.text) : `[resource ${label(r.uri)}]`;
   }
   if (b.type === "resource_link") return `[resource link ${label(b.uri)}]`;
-  const size = typeof b.data === "string" ? ` ${Math.floor((b.data.length * 3) / 4)} bytes` : "";
+  // The decoded size: base64 padding and any whitespace are not content.
+  const size = typeof b.data === "string" ? ` ${Buffer.byteLength(b.data, "base64")} bytes` : "";
   return `[${label(b.type ?? "content")}${typeof b.mimeType === "string" ? ` ${label(b.mimeType)}` : ""}${size}]`;
 }
 
@@ -105,14 +136,26 @@ export function renderCall(result: CallToolResult): string {
 export function renderList(items: JsonObject[], key: "uri" | "name", style: Style = PLAIN): string {
   if (items.length === 0) return "(none)\n";
   return table(
-    key === "uri" ? ["URI", "NAME", "DESCRIPTION"] : ["NAME", "DESCRIPTION"],
+    key === "uri" ? ["URI", "NAME", "DESCRIPTION"] : ["NAME", "ARGUMENTS", "DESCRIPTION"],
     items.map((i) =>
       key === "uri"
         ? [String(i.uri ?? ""), String(i.name ?? ""), String(i.description ?? "")]
-        : [String(i.name ?? ""), String(i.description ?? "")],
+        : [String(i.name ?? ""), promptArguments(i), String(i.description ?? "")],
     ),
     style,
   );
+}
+
+/** A prompt's arguments as `name, other?` (a `?` marks the optional ones). */
+function promptArguments(prompt: JsonObject): string {
+  const args = Array.isArray(prompt.arguments) ? prompt.arguments : [];
+  return args
+    .flatMap((a) =>
+      typeof a === "object" && a !== null && !Array.isArray(a) && typeof a.name === "string"
+        ? [`${a.name}${a.required === true ? "" : "?"}`]
+        : [],
+    )
+    .join(", ");
 }
 
 /** A resource read or a prompt: its text parts, one after another, sanitized. */
@@ -131,4 +174,20 @@ export function renderText(result: JsonObject): string {
   }
   const text = parts.join("\n");
   return text.endsWith("\n") ? text : `${text}\n`;
+}
+
+/** Resource templates: the URI template (whole off a terminal, to paste), name and description. */
+export function renderTemplates(items: JsonObject[], style: Style = PLAIN): string {
+  if (items.length === 0) return "(none)\n";
+  return table(
+    ["URI TEMPLATE", "NAME", "DESCRIPTION"],
+    items.map((i) => [String(i.uriTemplate ?? ""), String(i.name ?? ""), String(i.description ?? "")]),
+    style,
+  );
+}
+
+/** Completion values, one a line (sanitized); `--json` tells whether the server has more. */
+export function renderCompletion(completion: { values: string[] }): string {
+  const lines = completion.values.map((v) => terminalLine(String(v)));
+  return lines.length ? `${lines.join("\n")}\n` : "";
 }

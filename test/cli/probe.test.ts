@@ -48,60 +48,51 @@ describe("tether probe and the era hint file", () => {
     for (const r of results) assert.ok(!r.target.includes("?"), "no query in the shown target");
   });
 
-  test("N7: a repeated run against a legacy server skips the probe (the era hint is used)", async () => {
+  test("N7: probe always detects afresh and refreshes the hint; other commands use it, --fresh does not", async () => {
     const cache = mkdtempSync(join(tmpdir(), "tether-cache-"));
     const url = fleet().http("streamable-2025-06-18").url;
-    const first = JSON.parse(
-      (await runCli(["probe", url, "--json"], { env: { TETHER_CACHE_DIR: cache } })).stdout,
-    ) as { results: Row[] };
-    assert.ok(first.results[0]!.stages.some((s) => s.stage === "probe"));
-    const second = JSON.parse(
-      (await runCli(["probe", url, "--json"], { env: { TETHER_CACHE_DIR: cache } })).stdout,
-    ) as { results: Row[] };
-    assert.equal(second.results[0]!.eraHint, "used");
-    assert.ok(
-      !second.results[0]!.stages.some((s) => s.stage === "probe"),
-      "no server/discover the second time",
-    );
+    for (let i = 0; i < 2; i++) {
+      const row = (
+        JSON.parse((await runCli(["probe", url, "--json"], { env: { TETHER_CACHE_DIR: cache } })).stdout) as {
+          results: Row[];
+        }
+      ).results[0]!;
+      assert.ok(
+        row.stages.some((s) => s.stage === "probe"),
+        `probe run ${i + 1} detects afresh`,
+      );
+      assert.equal(row.eraHint, "none");
+    }
     const tools = await runCli(["tools", url, "--json", "--events"], { env: { TETHER_CACHE_DIR: cache } });
     assert.equal(tools.code, 0);
-    assert.ok(!tools.stderr.includes('"stage":"probe"'), "tether tools skips the probe too");
+    assert.ok(!tools.stderr.includes('"stage":"probe"'), "tether tools uses the hint probe refreshed");
+    const fresh = await runCli(["tools", url, "--json", "--events", "--fresh"], {
+      env: { TETHER_CACHE_DIR: cache },
+    });
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.ok(fresh.stderr.includes('"stage":"probe"'), "--fresh detects afresh");
     const file = readFileSync(join(cache, "era-hints.json"), "utf8");
     assert.ok(!file.includes("127.0.0.1"), "the hint file holds hashed keys, not targets");
   });
 
-  test("N7: a hint never overrides a ceiling, and a wrong hint is dropped and detection reruns", async () => {
+  test("N7: a stale hint never reaches probe's report, and a wrong hint is dropped by other commands", async () => {
     const cache = mkdtempSync(join(tmpdir(), "tether-cache-"));
     const url = fleet().http("modern-2026-07-28").url;
-    // Plant a wrong hint: the modern server recorded as legacy HTTP+SSE.
+    // Plant a wrong hint: the modern server recorded as legacy HTTP+SSE (it upgraded since).
     const hints = new FileEraHints(cache);
     const { eraHintKey } = await import("../../src/protocol/era-hints.ts");
-    hints.set(eraHintKey({ kind: "http", url: new URL(url) }), { era: "legacy", mode: "sse" });
-    const pinned = JSON.parse(
-      (
-        await runCli(["probe", url, "--json", "--protocol-version", "2026-07-28"], {
-          env: { TETHER_CACHE_DIR: cache },
-        })
-      ).stdout,
-    ) as { results: Row[] };
-    assert.equal(pinned.results[0]!.era, "modern");
-    assert.equal(
-      pinned.results[0]!.eraHint,
-      "none",
-      "a legacy hint is not even consulted under a modern pin",
-    );
-    // That run learned the truth; plant the wrong hint again.
-    hints.set(eraHintKey({ kind: "http", url: new URL(url) }), { era: "legacy", mode: "sse" });
+    const key = eraHintKey({ kind: "http", url: new URL(url) });
+    hints.set(key, { era: "legacy", mode: "sse" });
     const run = JSON.parse(
       (await runCli(["probe", url, "--json"], { env: { TETHER_CACHE_DIR: cache } })).stdout,
     ) as { results: Row[] };
     assert.equal(run.results[0]!.era, "modern");
-    assert.equal(run.results[0]!.eraHint, "dropped");
-    const again = JSON.parse(
-      (await runCli(["probe", url, "--json"], { env: { TETHER_CACHE_DIR: cache } })).stdout,
-    ) as { results: Row[] };
-    assert.equal(again.results[0]!.era, "modern");
-    assert.equal(again.results[0]!.eraHint, "none");
+    assert.equal(run.results[0]!.eraHint, "none", "probe never consults the hint");
+    assert.equal(new FileEraHints(cache).get(key)?.era, "modern", "probe refreshed the hint");
+    hints.set(key, { era: "legacy", mode: "sse" });
+    const tools = await runCli(["tools", url, "--json"], { env: { TETHER_CACHE_DIR: cache } });
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.equal(new FileEraHints(cache).get(key)?.era, "modern", "the wrong hint was dropped and replaced");
   });
 
   test("N7: concurrent writers never tear the hint file", async () => {

@@ -43,6 +43,9 @@ const DOC: OutputDocument = {
       description: `Echoes what it was given: ${SEEN}. Note: no token is stored.`,
       inputSchema: { type: "object", properties: { text: { type: "string" } } },
     },
+    // The CLI calls only listed tools: these are the ones the tests call.
+    { name: "structured", inputSchema: { type: "object" } },
+    { name: "fail", inputSchema: { type: "object" } },
   ],
   call: { content: [{ type: "text", text: `you sent ${SEEN}` }], structuredContent: { seen: SEEN } },
   structured: { content: [], structuredContent: { seen: SEEN } },

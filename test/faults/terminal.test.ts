@@ -46,6 +46,9 @@ const DOC: OutputDocument = {
         properties: { [`p${ESC}[31m`]: { type: "string" }, "q\u202E": { type: `num${ESC}[2J` } },
       },
     },
+    // The CLI calls only listed tools: these are the ones the tests call.
+    { name: "structured", inputSchema: { type: "object" } },
+    { name: "fail", inputSchema: { type: "object" } },
     {
       name: `evil${ESC}[2J\rtool\u202E`,
       title: HOSTILE,
