@@ -295,6 +295,7 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
             "call",
             slowInit.url,
             "echo",
+            "text=hi",
             "--discovery-timeout",
             "300",
             "--call-timeout",
@@ -307,6 +308,7 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
             "call",
             slowCall.url,
             "echo",
+            "text=hi",
             "--discovery-timeout",
             "20000",
             "--call-timeout",
@@ -320,12 +322,21 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
         test(`exact byte boundary, ${t.path}`, async () => {
           const head = t.cli[0] === "--" ? [] : [t.cli[0]!];
           const tail = t.cli[0] === "--" ? t.cli : t.cli.slice(1);
-          const ok = await cli(runtime, ["call", ...head, "echo", "--call-max-bytes", String(N), ...tail]);
+          const ok = await cli(runtime, [
+            "call",
+            ...head,
+            "echo",
+            "text=hi",
+            "--call-max-bytes",
+            String(N),
+            ...tail,
+          ]);
           assert.equal(ok.code, 0, ok.stderr);
           const over = await cli(runtime, [
             "call",
             ...head,
             "echo",
+            "text=hi",
             "--call-max-bytes",
             String(N - 1),
             ...tail,
@@ -338,16 +349,16 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
       }
 
       test("caller abort: SIGINT exits 130 with code cancelled", async () => {
-        const r = await cli(runtime, ["call", slowCall.url, "echo"], { sigintAfterMs: 1_200 });
+        const r = await cli(runtime, ["call", slowCall.url, "echo", "text=hi"], { sigintAfterMs: 1_200 });
         assert.equal(r.code, 130, r.stderr);
         assert.equal(record(r).code, "cancelled");
       });
 
       test("missing responses", async () => {
-        const early = await cli(runtime, ["call", endsEarly.url, "echo"]);
+        const early = await cli(runtime, ["call", endsEarly.url, "echo", "text=hi"]);
         assert.equal(early.code, 3);
         assert.equal(record(early).code, "connection");
-        const silent = await cli(runtime, ["call", slowCall.url, "echo", "--call-timeout", "400"]);
+        const silent = await cli(runtime, ["call", slowCall.url, "echo", "text=hi", "--call-timeout", "400"]);
         assert.equal(silent.code, 4);
       });
 
@@ -372,7 +383,7 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
 
       test("forbidden replay", async () => {
         const before = resets.requests.filter((q) => q.rpcMethod === "tools/call").length;
-        const r = await cli(runtime, ["call", resets.url, "echo"]);
+        const r = await cli(runtime, ["call", resets.url, "echo", "text=hi"]);
         assert.equal(r.code, 3);
         assert.equal(resets.requests.filter((q) => q.rpcMethod === "tools/call").length - before, 1);
       });
