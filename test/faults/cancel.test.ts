@@ -14,6 +14,7 @@ import { after, describe, test } from "node:test";
 import { CLEANUP_GRACE_MS, type Client, type ConnectOptions, connect, TetherError } from "../../src/index.ts";
 import { CANCEL_NOTICE_GRACE_MS } from "../../src/jsonrpc/session.ts";
 import { SESSION_DELETE_TIMEOUT_MS } from "../../src/transport/streamable-http.ts";
+import { until } from "../helpers/fake-clock.ts";
 import {
   ECHO_TOOL,
   type HostileServer,
@@ -28,7 +29,7 @@ import {
   startStdioScript,
   writeSse,
 } from "../helpers/hostile.ts";
-import { startCli, until } from "../helpers/process-tree.ts";
+import { startCli } from "../helpers/process-tree.ts";
 
 /** Room for a machine several times slower than idle. */
 const SLACK_MS = 2_500;

@@ -12,14 +12,8 @@ import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CLEANUP_GRACE_MS, connect, SIGTERM_GRACE_MS, TetherError } from "../../src/index.ts";
 import { LIBRARY_URL, runChildToExit } from "../helpers/child-exit.ts";
-import {
-  type CliExit,
-  groupMembers,
-  killQuietly,
-  running,
-  startCli,
-  until,
-} from "../helpers/process-tree.ts";
+import { until } from "../helpers/fake-clock.ts";
+import { type CliExit, groupMembers, killQuietly, running, startCli } from "../helpers/process-tree.ts";
 
 const SERVER = fileURLToPath(new URL("../fixtures/process-tree/tree-server.mjs", import.meta.url));
 const VERSION = "2025-06-18";

@@ -63,15 +63,6 @@ export function killQuietly(pid: number, group = false): void {
   }
 }
 
-/** Polls `check` every 20 ms until it holds; rejects with `what` once `withinMs` passed. */
-export async function until(check: () => boolean, withinMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + withinMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${withinMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export interface CliExit {
   code: number | null;
   signal: NodeJS.Signals | null;

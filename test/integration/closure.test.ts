@@ -9,6 +9,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Client, type ConnectOptions, connect, TetherError } from "../../src/index.ts";
 import { LIBRARY_URL, runChildToExit } from "../helpers/child-exit.ts";
+import { until } from "../helpers/fake-clock.ts";
 import { type HttpServerName, type StdioServerName, useFleet } from "../helpers/fleet.ts";
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -46,15 +47,6 @@ async function rejection(promise: Promise<unknown>): Promise<{ error: unknown; m
     return { error, ms: performance.now() - started };
   }
   assert.fail("expected the operation to reject, but it resolved");
-}
-
-async function eventually(check: () => boolean, withinMs: number): Promise<boolean> {
-  const until = performance.now() + withinMs;
-  while (!check()) {
-    if (performance.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
 }
 
 // ---- a hand-written legacy Streamable HTTP server on loopback ----
@@ -225,10 +217,7 @@ describe("C2: closure settles every pending request", () => {
         `closure category ${error.closure}`,
       );
       assert.ok(ms < PROMPT_MS, `the call settled after ${Math.round(ms)} ms, not promptly`);
-      assert.ok(
-        await eventually(() => client.state === "closed", PROMPT_MS),
-        `state stayed ${client.state} instead of ending closed`,
-      );
+      await until(() => client.state === "closed", PROMPT_MS, "the session to end closed");
       // A closed session refuses new work at once, with the same kind of error.
       const later = await rejection(client.callTool("doomed", {}));
       assertClosure(later.error);
@@ -339,10 +328,7 @@ describe("C2: closure settles every pending request", () => {
           assertClosure(error);
           assert.ok(ms < PROMPT_MS, `the call settled after ${Math.round(ms)} ms, not promptly`);
           const cl = client;
-          assert.ok(
-            await eventually(() => cl.state === "closed", PROMPT_MS),
-            `state stayed ${cl.state}: the shared stream is gone, so the session must close`,
-          );
+          await until(() => cl.state === "closed", PROMPT_MS, "the session to end closed");
         } finally {
           await client?.close();
           await server.close();
