@@ -17,8 +17,12 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const CALL_TIMEOUT_MS = 15_000;
 /** What "promptly" means on a slow, noisy two-core machine; still far below CALL_TIMEOUT_MS. */
 const PROMPT_MS = 5_000;
-/** CONTRACT C9: a script that connects, calls and closes exits by itself within this. */
-const EXIT_WITHIN_MS = 10_000;
+/**
+ * CONTRACT C9: a script that connects, calls and closes exits by itself within this. The whole
+ * script is timed (its TypeScript loader, the server's start), so the bound is loose: what is
+ * checked is that it exits by itself at all, where a leaked handle would keep it alive forever.
+ */
+const EXIT_WITHIN_MS = 30_000;
 
 const DIES_MID_CALL = fileURLToPath(new URL("../fixtures/dies-mid-call-server.mjs", import.meta.url));
 const CONNECT_CALL_CLOSE = fileURLToPath(new URL("../fixtures/connect-call-close.ts", import.meta.url));

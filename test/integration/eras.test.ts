@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { type Client, type ConnectOptions, connect, type Era, type TransportMode } from "../../src/index.ts";
 import { type Fleet, type ServerName, useFleet } from "../helpers/fleet.ts";
 
-const CONNECT_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 40_000;
 const CALL_TIMEOUT_MS = 10_000;
 
 interface Case {
@@ -70,7 +70,9 @@ function targetOf(fleet: Fleet, c: Case): ConnectOptions {
   const http = fleet.servers.find((s) => s.name === c.server);
   if (http) return { url: http.url, ...(c.transport ? { transport: c.transport } : {}) };
   const stdio = fleet.stdioServer(c.server as Parameters<Fleet["stdioServer"]>[0]);
-  return { command: stdio.command, args: stdio.args };
+  // The era is what is checked here, not the probe limit: on a loaded machine a node server may
+  // take longer than the default limit to answer, and a silent probe rightly means "legacy".
+  return { command: stdio.command, args: stdio.args, probeTimeoutMs: 30_000 };
 }
 
 function textOf(result: { content: unknown[] }): string {
