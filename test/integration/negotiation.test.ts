@@ -142,7 +142,14 @@ describe("ceilings over stdio", () => {
   });
 
   test("N5: the modern stdio server in auto mode negotiates 2026-07-28 on one process", async () => {
-    const r = await negotiate({ command: process.execPath, args: [MODERN_STDIO] });
+    // A generous probe limit: on a loaded machine the server may take longer than the default to
+    // answer, and a silent probe rightly settles on legacy (the limit has fake-clock tests).
+    const r = await negotiate({
+      command: process.execPath,
+      args: [MODERN_STDIO],
+      probeTimeoutMs: 30_000,
+      timeoutMs: 40_000,
+    });
     assert.equal(r.error, undefined, String(r.error));
     assert.equal(r.era, "modern");
     assert.equal(r.protocolVersion, "2026-07-28");
