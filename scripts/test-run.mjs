@@ -7,7 +7,12 @@
 // about a second of CPU per file before the first test runs, over a hundred files. One esbuild
 // pass compiles everything in well under a second, and each test process then loads one file.
 //
-//   node scripts/test-run.mjs [--concurrency N] [--timeout MS] FILE...
+//   node scripts/test-run.mjs [--concurrency N] [--timeout MS] [--check NAME]... FILE...
+//
+// `--check NAME` also runs `npm run NAME` (build, typecheck, lint) beside the tests, its output
+// held back and shown at the end; any failure fails the run. The tests need only the CLI bundle,
+// which `npm test` builds first, so the slow single-threaded checks fill the second core while
+// tests wait on their servers, instead of running one after another before the first test.
 //
 // Behaviour does not change: every module keeps its own `import.meta.url` (so fixtures, examples
 // and docs are found beside the sources, as under the loader), packages stay external (the same
@@ -31,8 +36,10 @@ let concurrency = "2";
 // both cores busy, so the bound is three minutes.
 let timeout = "180000";
 const patterns = [];
+const checks = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--concurrency") concurrency = args[++i];
+  else if (args[i] === "--check") checks.push(args[++i]);
   else if (args[i] === "--timeout") timeout = args[++i];
   else patterns.push(args[i]);
 }
@@ -76,9 +83,35 @@ await build({
   plugins: [keepMetaUrl],
 });
 
+/** Runs `npm run NAME` with its output held; resolves with what to report. */
+function runCheck(name) {
+  return new Promise((done) => {
+    const started = Date.now();
+    const c = spawn("npm", ["run", "--silent", name], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    running.add(c);
+    let out = "";
+    c.stdout.on("data", (d) => {
+      out += d;
+    });
+    c.stderr.on("data", (d) => {
+      out += d;
+    });
+    c.on("error", (e) => {
+      out += String(e);
+    });
+    c.on("close", (code) => {
+      running.delete(c);
+      done({ name, ok: code === 0, out, ms: Date.now() - started });
+    });
+  });
+}
+
+const running = new Set();
+const checkRuns = checks.map(runCheck);
+
 const bundles = entries.map((e) => relative(root, resolve(outdir, e)).replace(/\.[cm]?ts$/, ".js"));
 const reporter = resolve(root, "test/helpers/matrix-reporter.mjs");
-const child = spawn(
+const tests = spawn(
   process.execPath,
   [
     "--enable-source-maps",
@@ -93,5 +126,20 @@ const child = spawn(
   ],
   { cwd: root, stdio: "inherit" },
 );
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
-child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+running.add(tests);
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    for (const c of running) c.kill(sig);
+  });
+}
+const testsOk = await new Promise((done) => tests.on("exit", (code) => done(code === 0)));
+let ok = testsOk;
+for (const r of await Promise.all(checkRuns)) {
+  if (r.ok) {
+    console.error(`check ${r.name}: passed in ${(r.ms / 1000).toFixed(1)} s`);
+  } else {
+    ok = false;
+    console.error(`check ${r.name}: FAILED\n${r.out}`);
+  }
+}
+process.exit(ok ? 0 : 1);
