@@ -3,7 +3,7 @@
 // than it has slots for. Both run in batches that end with nothing of theirs in flight, so a
 // sample taken between batches sees only what is left over.
 
-import { type ConnectOptions, connect, type EraHintStore, TetherError } from "../src/index.ts";
+import { connect, type EraHintStore, type HttpTarget, type StdioTarget, TetherError } from "../src/index.ts";
 
 /** One cycle in this many connects with `eraHints: false`, so detection runs in full. */
 export const DETECT_EVERY = 10;
@@ -24,7 +24,7 @@ export interface Target {
   name: string;
   transport: "stdio" | "streamable-http" | "sse";
   /** `url`, or `command` and `args`. */
-  endpoint: Pick<ConnectOptions, "url" | "command" | "args">;
+  endpoint: Pick<HttpTarget, "url"> | Pick<StdioTarget, "command" | "args">;
 }
 
 export interface Tally {

@@ -25,8 +25,6 @@ export type {
   GetPromptResult,
   Icon,
   ImageContent,
-  JsonObject,
-  JsonValue,
   LoggingLevel,
   LoggingMessage,
   Page,
@@ -62,12 +60,20 @@ export type {
 } from "./errors/codes.ts";
 export type { ErrorRecord, Limits } from "./errors/tether-error.ts";
 export { TetherError } from "./errors/tether-error.ts";
+export type { JsonObject, JsonValue } from "./jsonrpc/messages.ts";
 export type { LifecycleEvent } from "./lifecycle/events.ts";
 export { DIAGNOSTICS_CHANNEL } from "./lifecycle/events.ts";
 export type { Deps } from "./options/deps.ts";
 export type { ClientHandlers, HandlerContext } from "./options/handlers.ts";
 export { LIMITS } from "./options/limits.ts";
-export type { AuthOptions, ConnectOptions, PhaseBudget } from "./options/options.ts";
+export type {
+  AuthOptions,
+  ConnectOptions,
+  ConnectSettings,
+  HttpTarget,
+  PhaseBudget,
+  StdioTarget,
+} from "./options/options.ts";
 export type { OutputValidator, OutputVerdict } from "./options/output-validator.ts";
 export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./options/recovery-policy.ts";
 export type {

@@ -1,5 +1,5 @@
 // The clients under test behind one small shape, so a section measures "a client" without caring
-// which. Ours is the library from src/ (not dist/), run through tsx like the rest of the bench.
+// which. Ours is the library from src/, compiled once per run (lib/library.ts).
 
 import {
   type DiscoverResult,
@@ -13,7 +13,8 @@ import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport as V1Sse } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport as V1Stdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as V1Http } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type ConnectOptions, connect } from "../../src/index.ts";
+import type { ConnectSettings, HttpTarget as HttpOptions, StdioTarget } from "../../src/index.ts";
+import { lib } from "./library.ts";
 
 export interface BenchClient {
   listTools(): Promise<unknown>;
@@ -31,14 +32,31 @@ export type HttpTarget = Extract<Target, { kind: "http" }>;
 
 const INFO = { name: "tether-bench", version: "0.0.0" };
 
-export async function ours(target: Target, options: Partial<ConnectOptions> = {}): Promise<BenchClient> {
-  const base: ConnectOptions =
+/** Our client; `transport` (default auto) applies to an HTTP target only. */
+export async function ours(
+  target: Target,
+  options: ConnectSettings & Pick<HttpOptions, "transport"> = {},
+): Promise<BenchClient> {
+  const { transport = "auto", ...settings } = options;
+  // Establishment is measured up to a tool list, so ours lists as part of connecting (as the CLI
+  // does): that listing is also what confirms a stored discover result.
+  const client = await lib.connect(
     target.kind === "http"
-      ? { url: target.url, transport: "auto" }
-      : { command: target.command, args: target.args };
-  const client = await connect({ ...base, ...options });
+      ? { prefetchTools: true, ...settings, url: target.url, transport }
+      : ({
+          prefetchTools: true,
+          ...settings,
+          command: target.command,
+          args: target.args,
+        } satisfies StdioTarget),
+  );
+  let prefetched = client.cachedTools;
   return {
-    listTools: () => client.listTools(),
+    listTools: async () => {
+      const tools = prefetched;
+      prefetched = undefined;
+      return tools ?? client.listTools();
+    },
     callTool: (name, args, maxResponseBytes) =>
       client.callTool(name, args as never, maxResponseBytes ? { maxResponseBytes } : {}),
     close: () => client.close(),

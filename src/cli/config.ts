@@ -37,8 +37,6 @@ import { CONFIG_FILE_MAX_BYTES, type FileProblem, readConfigText } from "./confi
 import { type ConfigFormat, claudeState, codexToml, mcpJson, mcpJsonc } from "./config-format.ts";
 import { didYouMean } from "./suggest.ts";
 
-export type { ServerEntry } from "./config-entry.ts";
-
 /** `project`: the current folder's files, which a cloned repository controls; `user`: the user's own. */
 export type Scope = "project" | "user";
 

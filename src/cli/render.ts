@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from "../client/client.ts";
+import type { CallToolResult, Tool } from "../client/results.ts";
 import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import { cutToWidth, displayWidth, padToWidth } from "./display-width.ts";

@@ -1,4 +1,4 @@
-import type { Tool } from "../client/client.ts";
+import type { Tool } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { GivenArgs } from "./args.ts";

@@ -161,9 +161,15 @@ export interface Client {
   listResourceTemplatesPage(cursor?: string, options?: OperationOptions): Promise<Page<ResourceTemplate>>;
   /** A resource's contents (`resources/read`). */
   readResource(uri: string, options?: OperationOptions): Promise<ReadResourceResult>;
-  /** Asks for `notifications/resources/updated` about `uri` (until 2025-11-25; see onResourceUpdated). */
+  /**
+   * Asks for `notifications/resources/updated` about `uri` (see onResourceUpdated). Up to
+   * 2025-11-25 it is `resources/subscribe`. In 2026-07-28 the URI joins the client's one
+   * `subscriptions/listen` stream (opened, or replaced by a wider one), and this resolves once the
+   * server acknowledged it; a server that leaves the URI out of its acknowledgement fails it with
+   * `remote_error` / `subscription_refused`.
+   */
   subscribeResource(uri: string, options?: OperationOptions): Promise<void>;
-  /** Stops the updates subscribeResource asked for. */
+  /** Stops the updates subscribeResource asked for (in 2026-07-28, the listen stream closes when nothing is left on it). */
   unsubscribeResource(uri: string, options?: OperationOptions): Promise<void>;
 
   /** Every prompt, every page. */
@@ -210,12 +216,17 @@ export interface Client {
   /**
    * Calls `handler` for each server notification of `method` (`*`: every method). Returns the
    * unsubscribe function. Handlers run detached from the session: one that throws or never
-   * settles cannot break or stall it.
+   * settles cannot break or stall it. In 2026-07-28 a handler for `notifications/<kind>/list_changed`
+   * also asks the server for those changes on the client's listen stream, if the server announces
+   * them (`*` asks for nothing).
    */
   onNotification(method: string, handler: NotificationHandler): () => void;
   /** `notifications/message`, typed; set the level with setLoggingLevel. */
   onLogMessage(handler: (message: LoggingMessage) => void | Promise<void>): () => void;
-  /** `notifications/<kind>/list_changed`. The client's own tool cache is already dropped when it runs. */
+  /**
+   * `notifications/<kind>/list_changed`. The client's own tool cache is already dropped when it
+   * runs. In 2026-07-28 it opens (or widens) the listen stream to ask for these changes.
+   */
   onListChanged(kind: ListKind, handler: () => void | Promise<void>): () => void;
   /** `notifications/resources/updated` for a subscribed resource. */
   onResourceUpdated(handler: (update: ResourceUpdate) => void | Promise<void>): () => void;

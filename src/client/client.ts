@@ -1,7 +1,7 @@
 import type { Era, TransportMode } from "../errors/codes.ts";
-import { configError, protocolError } from "../errors/failures.ts";
+import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
-import type { JsonObject, JsonRpcNotification } from "../jsonrpc/messages.ts";
+import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { Session } from "../jsonrpc/session.ts";
 import type { OutputValidator } from "../options/output-validator.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
@@ -17,9 +17,11 @@ import type {
   TaskRunOptions,
 } from "./api.ts";
 import type { Established } from "./established.ts";
-import { type ListBounds, type ListSpec, listAll, listPage } from "./listing.ts";
-import { type NotificationHandler, NotificationHub } from "./notification-hub.ts";
-import { CALL_ROUTE, RequestPath, type Route } from "./request-path.ts";
+import { type ListBounds, listAll, listPage, PROMPTS, RESOURCES, TEMPLATES } from "./listing.ts";
+import type { NotificationHandler } from "./notification-hub.ts";
+import { ClientNotifications } from "./notifications.ts";
+import { checkMethod, checkUri } from "./operation-checks.ts";
+import { CALL_ROUTE, RequestPath } from "./request-path.ts";
 import { malformedResult } from "./result-errors.ts";
 import type {
   CallToolResult,
@@ -39,25 +41,11 @@ import type {
   Tool,
 } from "./results.ts";
 import { LOGGING_LEVELS } from "./results.ts";
-import {
-  admitPrompt,
-  admitResource,
-  admitTemplate,
-  completeResult,
-  createTaskResult,
-  getPromptResult,
-  isLoggingLevel,
-  isObject,
-  isTerminal,
-  loggingMessage,
-  parseTask,
-  readResourceResult,
-} from "./shapes.ts";
+import { completeResult, getPromptResult, isLoggingLevel, readResourceResult } from "./shapes.ts";
+import { Subscriptions } from "./subscriptions.ts";
 import { Tasks } from "./tasks.ts";
+import { ToolCalls } from "./tool-calls.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
-
-export type { CallOptions, Client, OperationOptions, Progress } from "./api.ts";
-export type { CallToolResult, Tool } from "./results.ts";
 
 /** What the client takes beyond the resolved connect options. */
 export interface ClientExtras {
@@ -69,41 +57,13 @@ export interface ClientExtras {
   attempts?: number;
 }
 
-const RESOURCES: ListSpec<Resource> = {
-  method: "resources/list",
-  key: "resources",
-  stage: "call",
-  phase: "call",
-  admit: admitResource,
-};
-const TEMPLATES: ListSpec<ResourceTemplate> = {
-  method: "resources/templates/list",
-  key: "resourceTemplates",
-  stage: "call",
-  phase: "call",
-  admit: admitTemplate,
-};
-const PROMPTS: ListSpec<Prompt> = {
-  method: "prompts/list",
-  key: "prompts",
-  stage: "call",
-  phase: "call",
-  admit: admitPrompt,
-};
-const TASKS: ListSpec<Task> = {
-  method: "tasks/list",
-  key: "tasks",
-  stage: "call",
-  phase: "call",
-  admit: (raw) => parseTask(raw),
-};
-
 /**
- * The client behind the `Client` interface: what was negotiated, and the operations, each a
- * short composition of the parts it is built from: the request path (request-path.ts: every
- * operation's deadline, in-flight slot, era envelope and error projection), listings
- * (listing.ts), the tools known from them (tool-catalog.ts), tasks (tasks.ts) and the
- * application's notification handlers (notification-hub.ts). It owns its session.
+ * The client behind the `Client` interface: what was negotiated, and the operations. It wires
+ * the parts together and owns its session; each operation is a short composition of them: the
+ * request path (request-path.ts: every operation's deadline, in-flight slot, era envelope and
+ * error projection), listings (listing.ts), tools and their tasks (tool-calls.ts, over the tool
+ * catalog and tasks.ts), and notifications (notifications.ts; in 2026-07-28 with the listen
+ * stream of subscriptions.ts).
  */
 export class ConnectedClient implements Client {
   readonly protocolVersion: ProtocolVersion;
@@ -119,9 +79,11 @@ export class ConnectedClient implements Client {
   readonly #redactor: Redactor;
   readonly #path: RequestPath;
   readonly #listBounds: ListBounds;
-  readonly #tools: ToolCatalog;
-  readonly #tasks: Tasks;
-  readonly #hub = new NotificationHub();
+  readonly #catalog: ToolCatalog;
+  readonly #tools: ToolCalls;
+  readonly #notifications: ClientNotifications;
+  /** 2026-07-28 only: the listen stream that carries list changes and resource updates. */
+  readonly #subscriptions: Subscriptions | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(established: Established, options: ResolvedOptions, extras: ClientExtras) {
@@ -136,14 +98,23 @@ export class ConnectedClient implements Client {
     this.attempts = extras.attempts ?? 1;
     this.#session = established.session;
     this.#redactor = extras.redactor;
-    const connection = { ...this.#negotiated(), session: this.#session, options, redactor: this.#redactor };
-    this.#path = new RequestPath(connection);
+    const negotiated = {
+      era: this.era,
+      transportMode: this.transportMode,
+      protocolVersion: this.protocolVersion,
+    };
+    this.#path = new RequestPath({
+      ...negotiated,
+      session: this.#session,
+      options,
+      redactor: this.#redactor,
+    });
     this.#listBounds = {
       maxListPages: options.maxListPages,
       maxTools: options.maxTools,
       redactor: this.#redactor,
     };
-    this.#tools = new ToolCatalog({
+    this.#catalog = new ToolCatalog({
       era: this.era,
       transportMode: this.transportMode,
       maxTools: options.maxTools,
@@ -151,16 +122,38 @@ export class ConnectedClient implements Client {
       redactor: this.#redactor,
       validateOutput: extras.validateOutput,
     });
-    this.#tasks = new Tasks({
+    const tasks = new Tasks({
       era: this.era,
       serverCapabilities: this.serverCapabilities,
       session: this.#session,
       path: this.#path,
       clock: options.clock,
       redactor: this.#redactor,
-      toolResult: (name, raw, signal) => this.#toolResult(name, raw, signal),
+      toolResult: (name, raw, signal) => this.#tools.toolResult(name, raw, signal),
     });
-    this.#session.notifications.add((n) => this.#received(n));
+    this.#tools = new ToolCalls({
+      era: this.era,
+      protocolVersion: this.protocolVersion,
+      path: this.#path,
+      listBounds: this.#listBounds,
+      redactor: this.#redactor,
+      tools: this.#catalog,
+      tasks,
+    });
+    this.#subscriptions =
+      this.era === "modern"
+        ? new Subscriptions({
+            session: this.#session,
+            path: this.#path,
+            clock: options.clock,
+            maxFrameBytes: options.maxFrameBytes,
+            redactor: this.#redactor,
+            serverCapabilities: this.serverCapabilities,
+          })
+        : undefined;
+    this.#notifications = new ClientNotifications(this.#session, this.#subscriptions, () =>
+      this.#catalog.invalidate(),
+    );
   }
 
   get state() {
@@ -168,10 +161,8 @@ export class ConnectedClient implements Client {
   }
 
   get cachedTools(): Tool[] | undefined {
-    return this.#tools.cached;
+    return this.#catalog.cached;
   }
-
-  // ---- tools ----
 
   async ping(options: OperationOptions = {}): Promise<void> {
     // 2026-07-28 dropped ping; discovery is the request every modern server must answer.
@@ -179,39 +170,14 @@ export class ConnectedClient implements Client {
     await this.#path.operation(method, undefined, CALL_ROUTE, options);
   }
 
-  async listTools(options: OperationOptions = {}): Promise<Tool[]> {
-    const known = new Map<string, Tool>();
-    const tools = await listAll(
-      this.#path,
-      {
-        method: "tools/list",
-        key: "tools",
-        stage: "list_tools",
-        phase: "discovery",
-        admit: (raw) => {
-          const tool = this.#tools.admit(raw);
-          if (tool) known.set(tool.name, tool);
-          return tool;
-        },
-      },
-      this.#listBounds,
-      options,
-    );
-    this.#tools.listed(tools, known);
-    return tools;
+  // ---- tools and tasks ----
+
+  listTools(options: OperationOptions = {}): Promise<Tool[]> {
+    return this.#tools.listTools(options);
   }
 
-  async listToolsPage(cursor?: string, options: OperationOptions = {}): Promise<Page<Tool>> {
-    const spec: ListSpec<Tool> = {
-      method: "tools/list",
-      key: "tools",
-      stage: "list_tools",
-      phase: "discovery",
-      admit: (raw) => this.#tools.admit(raw),
-    };
-    const page = await listPage(this.#path, spec, cursor, this.#redactor, options);
-    this.#tools.paged(page.items);
-    return page;
+  listToolsPage(cursor?: string, options: OperationOptions = {}): Promise<Page<Tool>> {
+    return this.#tools.listToolsPage(cursor, options);
   }
 
   callTool(
@@ -220,74 +186,36 @@ export class ConnectedClient implements Client {
     options: TaskCallOptions,
   ): Promise<CallToolResult | CreateTaskResult>;
   callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
-  async callTool(
+  callTool(
     name: string,
     args: JsonObject = {},
     options: CallOptions & { task?: TaskCallOptions["task"] } = {},
   ): Promise<CallToolResult | CreateTaskResult> {
-    const tool = this.#tools.get(name);
-    const modern = this.era === "modern";
-    if (options.task === undefined) {
-      // A tool that must run as a task is run as one, to its end, so the caller gets its result.
-      if (tool?.execution?.taskSupport === "required" && this.#tasks.offered(tool))
-        return await this.callToolAsTask(name, args, options);
-      const raw = await this.#path.operation(
-        "tools/call",
-        { name, arguments: args },
-        this.#callRoute(name),
-        options,
-      );
-      return await this.#toolResult(name, raw, options.signal);
-    }
-    if (typeof options.task !== "object" || options.task === null)
-      throw configError("invalid_option", "task must be an object");
-    const ttlMs = ttlOf(options.task.ttlMs);
-    const asTask = this.#tasks.offered(tool);
-    const params: JsonObject = { name, arguments: args };
-    if (asTask && !modern) params.task = ttlMs === undefined ? {} : { ttl: ttlMs };
-    const raw = await this.#path.operation(
-      "tools/call",
-      params,
-      { ...this.#callRoute(name), task: asTask },
-      options,
-    );
-    if (asTask) {
-      const created = createTaskResult(raw, modern);
-      if (created === undefined) throw malformedResult(this.#redactor, "the server's task was malformed");
-      if (created !== "result") {
-        this.#tasks.remember(created.task.taskId, name);
-        return created;
-      }
-    }
-    return await this.#toolResult(name, raw, options.signal);
+    return this.#tools.callTool(name, args, options);
   }
 
-  async callToolAsTask(
-    name: string,
-    args: JsonObject = {},
-    options: TaskRunOptions = {},
-  ): Promise<CallToolResult> {
-    const ttlMs = ttlOf(options.ttlMs);
-    const bounds = this.#path.bounds("call", options);
-    const budget = {
-      signal: bounds.clock.signal,
-      timeoutMs: bounds.clock.maxMs,
-      maxResponseBytes: bounds.maxBytes,
-    };
-    let task: Task | undefined;
-    try {
-      const created = await this.callTool(name, args, { ...budget, task: { ttlMs } });
-      if (!("task" in created)) return created;
-      task = created.task;
-      return await this.#tasks.await(task, name, budget, options.onStatus, (t) => {
-        task = t;
-      });
-    } catch (error) {
-      if (task && !isTerminal(task.status)) await this.#tasks.abandon(task.taskId);
-      throw this.#tasks.outcome(error, bounds.clock, task ? "unknown" : undefined);
-    } finally {
-      bounds.clock.dispose();
-    }
+  callToolAsTask(name: string, args: JsonObject = {}, options: TaskRunOptions = {}): Promise<CallToolResult> {
+    return this.#tools.callToolAsTask(name, args, options);
+  }
+
+  getTask(taskId: string, options: OperationOptions = {}): Promise<Task> {
+    return this.#tools.getTask(taskId, options);
+  }
+
+  getTaskResult(taskId: string, options: OperationOptions = {}): Promise<CallToolResult> {
+    return this.#tools.getTaskResult(taskId, options);
+  }
+
+  listTasks(options: OperationOptions = {}): Promise<Task[]> {
+    return this.#tools.listTasks(options);
+  }
+
+  listTasksPage(cursor?: string, options: OperationOptions = {}): Promise<Page<Task>> {
+    return this.#tools.listTasksPage(cursor, options);
+  }
+
+  cancelTask(taskId: string, options: OperationOptions = {}): Promise<Task | undefined> {
+    return this.#tools.cancelTask(taskId, options);
   }
 
   // ---- resources ----
@@ -317,12 +245,13 @@ export class ConnectedClient implements Client {
   }
 
   async subscribeResource(uri: string, options: OperationOptions = {}): Promise<void> {
-    this.#legacyOnly("resources/subscribe");
+    // 2026-07-28 has no resources/subscribe: the URI joins the client's listen stream.
+    if (this.#subscriptions) return this.#subscriptions.subscribe(checkUri(uri), options);
     await this.#path.operation("resources/subscribe", { uri }, CALL_ROUTE, options);
   }
 
   async unsubscribeResource(uri: string, options: OperationOptions = {}): Promise<void> {
-    this.#legacyOnly("resources/unsubscribe");
+    if (this.#subscriptions) return this.#subscriptions.unsubscribe(checkUri(uri), options);
     await this.#path.operation("resources/unsubscribe", { uri }, CALL_ROUTE, options);
   }
 
@@ -367,53 +296,6 @@ export class ConnectedClient implements Client {
     await this.#path.operation("logging/setLevel", { level }, CALL_ROUTE, options);
   }
 
-  // ---- tasks ----
-
-  async getTask(taskId: string, options: OperationOptions = {}): Promise<Task> {
-    const raw = await this.#path.operation("tasks/get", { taskId }, CALL_ROUTE, options);
-    return parseTask(raw) ?? this.#malformed("the tasks/get result was not a task");
-  }
-
-  async getTaskResult(taskId: string, options: OperationOptions = {}): Promise<CallToolResult> {
-    const name = this.#tasks.toolOf(taskId);
-    if (this.era === "legacy") {
-      const raw = await this.#path.operation("tasks/result", { taskId }, CALL_ROUTE, options);
-      return await this.#toolResult(name, raw, options.signal);
-    }
-    // 2026-07-28 has no tasks/result: the result arrives with the task once it has ended.
-    const bounds = this.#path.bounds("call", options);
-    const budget = {
-      signal: bounds.clock.signal,
-      timeoutMs: bounds.clock.maxMs,
-      maxResponseBytes: bounds.maxBytes,
-    };
-    try {
-      const task = await this.getTask(taskId, budget);
-      return await this.#tasks.await(task, name, budget, undefined, () => {});
-    } catch (error) {
-      throw this.#tasks.outcome(error, bounds.clock, undefined);
-    } finally {
-      bounds.clock.dispose();
-    }
-  }
-
-  async listTasks(options: OperationOptions = {}): Promise<Task[]> {
-    this.#legacyOnly("tasks/list");
-    return listAll(this.#path, TASKS, this.#listBounds, options);
-  }
-
-  async listTasksPage(cursor?: string, options: OperationOptions = {}): Promise<Page<Task>> {
-    this.#legacyOnly("tasks/list");
-    return listPage(this.#path, TASKS, cursor, this.#redactor, options);
-  }
-
-  async cancelTask(taskId: string, options: OperationOptions = {}): Promise<Task | undefined> {
-    const raw = await this.#path.operation("tasks/cancel", { taskId }, CALL_ROUTE, options);
-    // 2026-07-28 acknowledges with an empty result; 2025-11-25 answers with the task.
-    if (this.era === "modern") return undefined;
-    return parseTask(raw) ?? this.#malformed("the tasks/cancel result was not a task");
-  }
-
   // ---- anything else ----
 
   async request(method: string, params?: JsonObject, options: OperationOptions = {}): Promise<JsonObject> {
@@ -430,103 +312,33 @@ export class ConnectedClient implements Client {
   // ---- notifications ----
 
   onNotification(method: string, handler: NotificationHandler): () => void {
-    if (typeof method !== "string" || method === "")
-      throw configError("invalid_option", "method must be a non-empty string");
-    if (typeof handler !== "function") throw configError("invalid_option", "handler must be a function");
-    return this.#hub.on(method, handler);
+    return this.#notifications.on(method, handler);
   }
 
   onLogMessage(handler: (message: LoggingMessage) => void | Promise<void>): () => void {
-    return this.onNotification("notifications/message", (n) => {
-      const message = loggingMessage(n.params);
-      return message ? handler(message) : undefined;
-    });
+    return this.#notifications.onLogMessage(handler);
   }
 
   onListChanged(kind: ListKind, handler: () => void | Promise<void>): () => void {
-    if (kind !== "tools" && kind !== "resources" && kind !== "prompts")
-      throw configError("invalid_option", "kind must be tools, resources or prompts");
-    return this.onNotification(`notifications/${kind}/list_changed`, () => handler());
+    return this.#notifications.onListChanged(kind, handler);
   }
 
   onResourceUpdated(handler: (update: ResourceUpdate) => void | Promise<void>): () => void {
-    return this.onNotification("notifications/resources/updated", (n) =>
-      typeof n.params.uri === "string" ? handler({ uri: n.params.uri }) : undefined,
-    );
+    return this.#notifications.onResourceUpdated(handler);
   }
 
   onTaskStatus(handler: (task: Task) => void | Promise<void>): () => void {
-    const deliver: NotificationHandler = (n) => {
-      const task = parseTask(n.params);
-      return task ? handler(task) : undefined;
-    };
-    // 2025-11-25 says notifications/tasks/status; the 2026-07-28 extension, notifications/tasks.
-    const offs = [
-      this.onNotification("notifications/tasks/status", deliver),
-      this.onNotification("notifications/tasks", deliver),
-    ];
-    return () => {
-      for (const off of offs) off();
-    };
+    return this.#notifications.onTaskStatus(handler);
   }
 
   close(): Promise<void> {
+    this.#subscriptions?.close();
     this.#closing ??= this.#session.close().catch(() => {});
-    this.#hub.clear();
+    this.#notifications.clear();
     return this.#closing;
-  }
-
-  // ---- internals ----
-
-  #negotiated() {
-    return { era: this.era, transportMode: this.transportMode, protocolVersion: this.protocolVersion };
-  }
-
-  /** Every notification the session admitted: the client's own caches first, then the application's handlers. */
-  #received(n: JsonRpcNotification): void {
-    if (n.method === "notifications/tools/list_changed") this.#tools.invalidate();
-    this.#hub.dispatch(n);
-  }
-
-  #callRoute(name: string): Route {
-    return { stage: "call", phase: "call", effect: "unknown", headerParams: this.#tools.headerParams(name) };
-  }
-
-  #toolResult(
-    name: string | undefined,
-    raw: JsonObject,
-    signal: AbortSignal | undefined,
-  ): Promise<CallToolResult> {
-    return this.#tools.toolResult(name, raw, signal, (s) => this.listTools({ signal: s }));
   }
 
   #malformed(message: string): never {
     throw malformedResult(this.#redactor, message);
   }
-
-  /** Methods 2026-07-28 removed are refused unsent there, rather than sent to fail. */
-  #legacyOnly(method: string): void {
-    if (this.era !== "modern") return;
-    throw protocolError(
-      { stage: "call", phase: "call", redactor: this.#redactor, effect: "none" },
-      "not_in_era",
-      `${method} is not part of protocol ${this.protocolVersion}`,
-    );
-  }
-}
-
-/** A generic request's method and params, checked before anything is sent. */
-function checkMethod(method: string, params: JsonObject | undefined): void {
-  if (typeof method !== "string" || method === "")
-    throw configError("invalid_option", "method must be a non-empty string");
-  if (params !== undefined && !isObject(params))
-    throw configError("invalid_option", "params must be an object");
-}
-
-/** A task's requested time to live: absent, or a whole number of ms. */
-function ttlOf(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0)
-    throw configError("invalid_limit", "task.ttlMs must be a positive whole number of milliseconds");
-  return value;
 }

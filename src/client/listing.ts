@@ -6,8 +6,8 @@ import { MAX_CURSOR_CHARS } from "../options/limits.ts";
 import type { OperationOptions } from "./api.ts";
 import { CursorTrail } from "./cursor-trail.ts";
 import type { Bounds, RequestPath } from "./request-path.ts";
-import type { Page } from "./results.ts";
-import { isObject } from "./shapes.ts";
+import type { Page, Prompt, Resource, ResourceTemplate, Task } from "./results.ts";
+import { admitPrompt, admitResource, admitTemplate, isObject, parseTask } from "./shapes.ts";
 
 /** One paginated list: its method, the result key holding its items, and how an item is admitted. */
 export interface ListSpec<T> {
@@ -18,6 +18,36 @@ export interface ListSpec<T> {
   /** The item as the client keeps it, or undefined to leave it out. */
   admit: (raw: JsonObject) => T | undefined;
 }
+
+/** The lists of the call phase; tools/list (discovery phase) feeds the tool catalog (tool-calls.ts). */
+export const RESOURCES: ListSpec<Resource> = {
+  method: "resources/list",
+  key: "resources",
+  stage: "call",
+  phase: "call",
+  admit: admitResource,
+};
+export const TEMPLATES: ListSpec<ResourceTemplate> = {
+  method: "resources/templates/list",
+  key: "resourceTemplates",
+  stage: "call",
+  phase: "call",
+  admit: admitTemplate,
+};
+export const PROMPTS: ListSpec<Prompt> = {
+  method: "prompts/list",
+  key: "prompts",
+  stage: "call",
+  phase: "call",
+  admit: admitPrompt,
+};
+export const TASKS: ListSpec<Task> = {
+  method: "tasks/list",
+  key: "tasks",
+  stage: "call",
+  phase: "call",
+  admit: (raw) => parseTask(raw),
+};
 
 /** The bounds on what a listing follows (S8). */
 export interface ListBounds {

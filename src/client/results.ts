@@ -7,8 +7,6 @@
  */
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 
-export type { JsonObject, JsonValue };
-
 /** Who a piece of content is meant for. */
 export type Role = "user" | "assistant";
 

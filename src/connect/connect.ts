@@ -6,11 +6,13 @@ import { toPublicError } from "../errors/to-public.ts";
 import { callerSignal, raceAbort, sleep } from "../lifecycle/abort.ts";
 import { Deadline } from "../lifecycle/deadline.ts";
 import type { ConnectOptions } from "../options/options.ts";
+import type { AttemptFailure } from "../options/recovery-policy.ts";
 import { resolveOptions } from "../options/resolve.ts";
 import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
 import { type AttemptTrace, modeOf, runAttempt } from "./attempt.ts";
-import { type AttemptFailure, classifyForRecovery, primaryOf } from "./recovery.ts";
+import { classifyForRecovery, primaryOf } from "./recovery.ts";
 import { buildRuntime, type Runtime } from "./runtime.ts";
+import { TransientRetry } from "./transient-retry.ts";
 
 /**
  * Establishes a client: one deadline (the discovery phase's time budget) from before any I/O to
@@ -20,17 +22,19 @@ import { buildRuntime, type Runtime } from "./runtime.ts";
  */
 export async function connect(options: ConnectOptions): Promise<Client> {
   const o = resolveOptions(options);
-  const rt = buildRuntime(o);
+  const rt = await buildRuntime(o);
   const validateOutput = outputValidationOf(options.validateOutput);
   const caller = callerSignal(options.signal);
   const deadline = new Deadline(o.clock, o.discovery.timeoutMs, caller.signal);
+  // One count of transient-retry waits for the whole establishment, whichever attempt spends it (R7).
+  const transient = new TransientRetry(o.transientRetries, deadline, o.clock);
   const mode = modeOf(o.target);
   const failures: TetherError[] = [];
   try {
     for (let n = 1; ; n++) {
       const trace: AttemptTrace = {};
       try {
-        return await runAttempt(rt, deadline, n, trace, { validateOutput });
+        return await runAttempt(rt, deadline, n, trace, { validateOutput }, transient);
       } catch (error) {
         const failure = error as TetherError;
         failure.attempt = n;

@@ -1,8 +1,5 @@
 import { classifyFailure, type RecoverySign } from "../errors/classify.ts";
 import { TetherError } from "../errors/tether-error.ts";
-import type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "../options/recovery-policy.ts";
-
-export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy };
 
 export type Verdict = { eligible: true; why: string } | { eligible: false; why: string };
 

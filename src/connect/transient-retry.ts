@@ -6,7 +6,8 @@ import type { Deadline } from "../lifecycle/deadline.ts";
 /**
  * The opt-in retry of transient refusals during establishment (R7): a 429 or 503 that named its
  * wait in Retry-After is waited out and the same request asked again, on the same transport, so
- * nothing about the era or transport changes. One attempt's requests share its count; a wait
+ * nothing about the era or transport changes. The count is the establishment's: every request of
+ * every attempt draws on the same `maxRetries`, so recovery does not multiply the waits. A wait
  * that would not end before the deadline fails at once instead.
  */
 export class TransientRetry {

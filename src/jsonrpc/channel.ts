@@ -3,8 +3,6 @@ import type { TetherError } from "../errors/tether-error.ts";
 import type { Unsubscribe } from "../lifecycle/listeners.ts";
 import type { JsonRpcId, JsonRpcMessage } from "./messages.ts";
 
-export type { Unsubscribe };
-
 /** What one exchange may spend and where its reply must come from. */
 export interface SendContext {
   /** Aborting it abandons the exchange; on HTTP that closes the request's own stream. */

@@ -1,7 +1,5 @@
 /** JSON-RPC 2.0 message types and the guards that admit a parsed value as one of them. */
 
-export { RpcReplyError } from "../errors/rpc-reply-error.ts";
-
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 export type JsonRpcId = string | number;

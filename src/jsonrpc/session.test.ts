@@ -3,7 +3,8 @@ import { test } from "node:test";
 import { closedError } from "../errors/failures.ts";
 import { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
-import { type SendContext, TransportBase } from "../transport/transport.ts";
+import { TransportBase } from "../transport/transport.ts";
+import type { SendContext } from "./channel.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import { Session } from "./session.ts";
 

@@ -2,6 +2,7 @@ import type { Phase, Stage } from "../errors/codes.ts";
 import { closedError, failureFrom, limitError, tooDeepError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { INTERNAL_ERROR, METHOD_NOT_FOUND } from "../errors/rpc-codes.ts";
+import { RpcReplyError } from "../errors/rpc-reply-error.ts";
 import { asTetherError, type TetherError } from "../errors/tether-error.ts";
 import { forCall } from "../errors/to-public.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
@@ -18,7 +19,6 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
-  RpcReplyError,
 } from "./messages.ts";
 
 export type SessionState = "connecting" | "open" | "closing" | "closed";

@@ -34,6 +34,3 @@ export type LimitName = keyof typeof LIMITS;
  * ceilings, so a server cannot make every page of a listing carry megabytes there and back.
  */
 export const MAX_CURSOR_CHARS = 16_384;
-
-/** Re-exported beside the other bounds it is documented with; the decoder owns it. */
-export { MAX_JSON_DEPTH } from "../jsonrpc/json-depth.ts";

@@ -31,9 +31,41 @@ export interface AuthOptions {
   /**
    * `authorization_code` (default): the user signs in through `openUrl`, with PKCE and a loopback
    * redirect. `client_credentials`: the client acts on its own behalf (needs `clientId` and
-   * `clientSecret` or `privateKeyJwk`).
+   * `clientSecret` or `privateKeyJwk`). `jwt_bearer`: the `assertion` (a JWT, e.g. a workload
+   * identity token) is presented with the JWT-bearer grant (RFC 7523). `token_exchange`:
+   * enterprise-managed authorization: the `assertion` (the user's ID token from the enterprise
+   * identity provider) is exchanged at `identityProvider` for an identity assertion grant
+   * (RFC 8693), which is then presented with the JWT-bearer grant (needs `clientId`).
    */
-  grant?: "authorization_code" | "client_credentials";
+  grant?: "authorization_code" | "client_credentials" | "jwt_bearer" | "token_exchange";
+  /**
+   * The JWT the `jwt_bearer` and `token_exchange` grants present: the value, or a function that
+   * reads a fresh one each time a token is needed (a rotating workload token, say). Never shown.
+   */
+  assertion?: string | ((signal: AbortSignal) => string | Promise<string>);
+  /** The enterprise identity provider of the `token_exchange` grant. */
+  identityProvider?: {
+    /** Its token endpoint, where the ID token is exchanged (HTTPS, or loopback HTTP). */
+    tokenEndpoint: string;
+    /** This client's ID at the identity provider. */
+    clientId?: string;
+    /** This client's secret there (client_secret_basic). Never shown. */
+    clientSecret?: string;
+  };
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449): token requests carry a proof signed by a key of
+   * this client, the tokens issued are bound to it, and every request to the server presents the
+   * token with the `DPoP` scheme and a fresh proof, retrying once with a nonce the server asks
+   * for. The key (ES256) is made at the first sign-in and kept in the token store with the tokens
+   * it is bound to: a secret like them. Default false.
+   */
+  dpop?: boolean;
+  /**
+   * `application_type` in a dynamic client registration: `native` (an app on the user's machine,
+   * with a loopback redirect) or `web`. Default: `native` when the protocol version in play is
+   * newer than 2025-11-25 (which requires the field), and the field left out for older ones.
+   */
+  applicationType?: "native" | "web";
   /** A pre-registered client; without one, a metadata document or dynamic registration is used. */
   clientId?: string;
   /** The pre-registered client's secret (basic or post, as the server supports). Never shown. */
@@ -59,33 +91,69 @@ export interface AuthOptions {
   tokenStore?: TokenStore | false;
 }
 
-export interface ConnectOptions {
+/**
+ * An HTTP server: its MCP endpoint and how to reach it. The stdio fields are typed `never` here,
+ * so an object that names both a `url` and a `command` does not compile.
+ */
+export interface HttpTarget {
   /**
-   * An HTTP server's MCP endpoint. Exactly one of `url` and `command` is given. Credentials in it
-   * (`https://user:password@host/mcp`) are sent as `Authorization: Basic` on every request and
-   * removed from the URL actually fetched; both parts are secrets, redacted everywhere. They
-   * cannot be combined with an `Authorization` header or with `auth` (a config error names which).
-   * Redirects are followed only within the URL's origin (see the fetch policy).
+   * The server's MCP endpoint (http or https). Credentials in it (`https://user:password@host/mcp`)
+   * are sent as `Authorization: Basic` on every request and removed from the URL actually fetched;
+   * both parts are secrets, redacted everywhere. They cannot be combined with an `Authorization`
+   * header or with `auth` (a config error names which). Redirects are followed only within the
+   * URL's origin (see the fetch policy).
    */
-  url?: string | URL;
+  url: string | URL;
   /** Headers sent on every HTTP request; their values are treated as secrets in all output. */
   headers?: Record<string, string>;
-  /** HTTP transport: `auto` (default) follows the spec's detection; the others skip it. */
+  /** `auto` (default) follows the spec's detection; the others skip it. */
   transport?: "auto" | "streamable-http" | "sse";
-  /** A stdio server's command. */
-  command?: string;
+  /** OAuth 2.1 authorization; none unless given. */
+  auth?: AuthOptions;
+  command?: never;
+  args?: never;
+  env?: never;
+  cwd?: never;
+  inheritEnv?: never;
+  serverStderr?: never;
+}
+
+/**
+ * A stdio server: the process to start and its environment. The HTTP fields are typed `never`
+ * here, so an object that names both a `command` and a `url` does not compile.
+ */
+export interface StdioTarget {
+  /** The program to start (looked up on PATH); the server speaks MCP on its stdin and stdout. */
+  command: string;
+  /** Its arguments, passed as they are (no shell). */
   args?: readonly string[];
-  /** Extra environment for a stdio server (on top of ours); values are treated as secrets. */
+  /** Extra environment (on top of what is inherited); values are treated as secrets. */
   env?: Record<string, string>;
+  /** Its working directory (default: ours). */
   cwd?: string;
   /**
-   * How much of this process's environment a stdio server inherits: `safe` (default: PATH, HOME,
+   * How much of this process's environment the server inherits: `safe` (default: PATH, HOME,
    * the locale and the like, no credentials) or `all`. `env` is added on top either way.
    */
   inheritEnv?: "safe" | "all";
-  /** A stdio server's stderr is its log: dropped (default) or passed through to ours. */
+  /** The server's stderr is its log: dropped (default) or passed through to ours. */
   serverStderr?: "ignore" | "inherit";
+  url?: never;
+  headers?: never;
+  transport?: never;
+  auth?: never;
+}
 
+/**
+ * What `connect()` takes: exactly one target, an HTTP server (`HttpTarget`, by `url`) or a stdio
+ * server (`StdioTarget`, by `command`), and the settings that apply to either. The compiler
+ * checks "one of url or command"; a JavaScript caller that passes both or neither still gets a
+ * `config` / `invalid_target` error before any I/O.
+ */
+export type ConnectOptions = (HttpTarget | StdioTarget) & ConnectSettings;
+
+/** Everything in ConnectOptions but the target: version policy, budgets, ceilings, handlers, recovery, diagnostics. */
+export interface ConnectSettings {
   /** Exact pin: only this version is accepted. Not with `maxProtocolVersion`. */
   protocolVersion?: string;
   /** Ceiling: never send or accept a newer version; negotiate the highest mutually supported one below. */
@@ -130,7 +198,7 @@ export interface ConnectOptions {
   recovery?: RecoveryPolicy;
   /** Opt-in: wait out a 429/503 that names Retry-After during establishment, within the deadline. */
   transientRetry?: TransientRetryPolicy;
-  /** Open the optional server-to-client GET stream on legacy Streamable HTTP (default true). */
+  /** HTTP only: open the optional server-to-client GET stream on legacy Streamable HTTP (default true). */
   listen?: boolean;
   /** List the tools inside the establishment deadline (the CLI's `tools` does). */
   prefetchTools?: boolean;
@@ -143,8 +211,6 @@ export interface ConnectOptions {
    * would only confirm it (default: in memory for this process; `false`: never remembered).
    */
   eraHints?: EraHintStore | false;
-  /** OAuth 2.1 authorization for an HTTP server; none unless given. */
-  auth?: AuthOptions;
   /** Sent to the server as our identity. */
   clientInfo?: { name: string; version: string };
   deps?: Deps;

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { LIMITS } from "./limits.ts";
+import type { ConnectOptions } from "./options.ts";
 import { resolveOptions } from "./resolve.ts";
 
 const base = { url: "http://127.0.0.1:1/mcp" };
@@ -84,4 +85,22 @@ test("X2: URL userinfo and query values, header values and env values become kno
   assert.doesNotMatch(text, /pa55word|q-s3cret-canary|h-s3cret-canary/);
   const s = resolveOptions({ command: "node", env: { TOKEN: "env-s3cret-canary" } });
   assert.doesNotMatch(new Redactor(s.secrets).scrub("got env-s3cret-canary"), /env-s3cret-canary/);
+});
+
+test("P2: one target, checked by the compiler; a JavaScript caller passing both or neither is refused before any I/O", () => {
+  const fetch = () => assert.fail("nothing is fetched");
+  const spawn = () => assert.fail("nothing is spawned");
+  const deps = { fetch, spawn } as never;
+  // @ts-expect-error: a url and a command together do not compile.
+  const both: ConnectOptions = { url: "http://127.0.0.1:1/mcp", command: "node", deps };
+  configFailure(() => resolveOptions(both), "exactly one");
+  // @ts-expect-error: neither does no target at all.
+  const neither: ConnectOptions = { timeoutMs: 1_000, deps };
+  configFailure(() => resolveOptions(neither), "exactly one");
+  // @ts-expect-error: HTTP fields on a stdio target do not compile either.
+  const mixed: ConnectOptions = { command: "node", headers: { "x-a": "1" }, deps };
+  assert.equal(resolveOptions(mixed).target.kind, "stdio", "at run time they are ignored, as before");
+  // The two shapes each resolve to their own target.
+  assert.equal(resolveOptions({ url: "http://127.0.0.1:1/mcp", transport: "sse" }).target.kind, "http");
+  assert.equal(resolveOptions({ command: "node", args: ["server.mjs"], cwd: "/" }).target.kind, "stdio");
 });

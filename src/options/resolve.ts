@@ -19,8 +19,6 @@ import type { ConnectOptions } from "./options.ts";
 import type { RecoveryPolicy } from "./recovery-policy.ts";
 import { type ResolvedAuth, resolveAuth } from "./resolve-auth.ts";
 
-export type { VersionPolicy };
-
 export interface ResolvedBudget {
   timeoutMs: number;
   maxResponseBytes: number;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ByteBudget, ByteCeilingExceeded } from "./byte-budget.ts";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
+import { ByteBudget } from "./byte-budget.ts";
 
 test("P2: a byte budget refuses a ceiling that is not a whole number of bytes at construction", () => {
   for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, 1.5, 2 ** 53]) {

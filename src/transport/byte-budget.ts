@@ -1,9 +1,6 @@
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { raceAbort } from "../lifecycle/abort.ts";
 
-/** Re-exported: the framers and their fuzz tests know it from here. */
-export { ByteCeilingExceeded };
-
 /**
  * Raw byte accounting for everything that arrives. A chunk is checked against the ceiling before
  * it is accepted; once the ceiling is passed the budget is spent for good.
@@ -101,26 +98,4 @@ export async function readBounded(
 /** A body that was not valid UTF-8. */
 export class BodyNotUtf8 extends Error {
   override readonly name = "BodyNotUtf8";
-}
-
-/**
- * Reads a whole body under the budget as strict UTF-8 text, decoding chunk by chunk so the raw
- * bytes are let go as they are read: a large reply is held once as text, not also as bytes.
- */
-export async function readBoundedText(
-  body: ReadableStream<Uint8Array>,
-  budget: ByteBudget,
-  signal: AbortSignal,
-): Promise<string> {
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  const decode = (chunk?: Uint8Array) => {
-    try {
-      return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
-    } catch {
-      throw new BodyNotUtf8("invalid UTF-8");
-    }
-  };
-  let text = "";
-  for await (const chunk of boundedChunks(body, budget, signal)) text += decode(chunk);
-  return text + decode();
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
+import { ByteBudget, readBounded } from "./byte-budget.ts";
 import { LineFramer } from "./line-framer.ts";
 import { SseReader } from "./sse-framer.ts";
 

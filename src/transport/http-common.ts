@@ -1,3 +1,4 @@
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, networkError } from "../errors/failures.ts";
 import { type BodyKind, HttpRejection } from "../errors/http-rejection.ts";
 import { Interrupt, interruptOf } from "../errors/interrupt.ts";
@@ -6,7 +7,7 @@ import { TetherError } from "../errors/tether-error.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
 import type { FetchFn } from "../options/deps.ts";
-import { ByteBudget, ByteCeilingExceeded, readBounded } from "./byte-budget.ts";
+import { ByteBudget, readBounded } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
 
 /** How much of a refused request's body is read to learn what it was; the rest is never read. */

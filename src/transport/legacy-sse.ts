@@ -1,9 +1,11 @@
 import { setMaxListeners } from "node:events";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, failureFrom, limitError, protocolError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
+import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
-import { ByteBudget, ByteCeilingExceeded, boundedChunks } from "./byte-budget.ts";
+import { ByteBudget, boundedChunks } from "./byte-budget.ts";
 import {
   asTransportError,
   discard,
@@ -13,7 +15,7 @@ import {
   rejectionOf,
 } from "./http-common.ts";
 import { InvalidUtf8, SseReader } from "./sse-framer.ts";
-import { type SendContext, type Transport, TransportBase } from "./transport.ts";
+import { TransportBase } from "./transport.ts";
 
 export interface LegacySseOptions extends HttpOptions {
   /** Ceiling for one event on the shared stream (replies and unsolicited messages alike). */

@@ -2,13 +2,14 @@ import type { ChildProcess } from "node:child_process";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, limitError, networkError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
+import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { decodeFrame } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { raceAbort } from "../lifecycle/abort.ts";
 import type { SpawnFn } from "../options/deps.ts";
 import { type ChildOptions, startChild, stopChild } from "./child-process.ts";
 import { LineFramer } from "./line-framer.ts";
-import { type SendContext, type Transport, TransportBase } from "./transport.ts";
+import { TransportBase } from "./transport.ts";
 
 export interface StdioTransportOptions extends ChildOptions {
   /** Ceiling for one line (its newline not counted); a function when it follows the pending requests. */

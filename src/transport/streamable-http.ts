@@ -1,19 +1,14 @@
 import { setMaxListeners } from "node:events";
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import type { Era, Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
 import type { SendContext, Transport } from "../jsonrpc/channel.ts";
-import { decodeText } from "../jsonrpc/decode.ts";
+import { type DecodeResult, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { linkSignals, sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
-import {
-  BodyNotUtf8,
-  ByteBudget,
-  ByteCeilingExceeded,
-  boundedChunks,
-  readBoundedText,
-} from "./byte-budget.ts";
+import { BodyNotUtf8, ByteBudget, boundedChunks } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
 import {
   asTransportError,
@@ -23,6 +18,7 @@ import {
   mediaType,
   rejectionOf,
 } from "./http-common.ts";
+import { readBoundedMessages } from "./json-reply.ts";
 import { InvalidUtf8, type SseEvent, SseReader } from "./sse-framer.ts";
 import { TransportBase } from "./transport.ts";
 
@@ -180,16 +176,14 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     const type = mediaType(response);
     const budget = new ByteBudget(maxBytes);
     if (type === "application/json") {
-      let text: string;
+      let decoded: DecodeResult;
       try {
-        text = response.body ? await readBoundedText(response.body, budget, signal) : "";
+        decoded = response.body ? await readBoundedMessages(response.body, budget, signal) : decodeText("");
       } catch (error) {
         if (error instanceof BodyNotUtf8)
           throw protocolError(where, "invalid_utf8", "the server's reply was not valid UTF-8");
         throw error;
       }
-      const decoded = decodeText(text);
-      text = "";
       if (!decoded.ok)
         throw protocolError(where, decoded.reason, "the server's reply was not a JSON-RPC message");
       let answered = false;

@@ -1,11 +1,6 @@
-import type { TransportMode } from "../errors/codes.ts";
 import type { TetherError } from "../errors/tether-error.ts";
-import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { Listeners, type Unsubscribe } from "../lifecycle/listeners.ts";
-
-/** Re-exported for the transports and their tests: the contract is the session's (jsonrpc/channel.ts). */
-export type { SendContext, Transport, TransportMode, Unsubscribe };
 
 /**
  * What every transport shares: the message and close listeners, and a closure that happens

@@ -5,9 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import type { AttemptFailure } from "../../src/connect/recovery.ts";
 import { TetherError } from "../../src/errors/tether-error.ts";
-import { connect } from "../../src/index.ts";
+import { type AttemptFailure, connect } from "../../src/index.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   destroy,

@@ -1023,6 +1023,41 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
     );
   });
 
+  test("R7 R1: the retry count is the establishment's: a later attempt does not get a fresh one", async () => {
+    // Attempt 1: 503 (waited out, the one retry spent), then a reset (eligible for recovery).
+    // Attempt 2: 503 again, with no retry left: the failure stands. A count per attempt would
+    // wait again and connect on the fourth initialize.
+    const server = await legacyServer({ initialize: [unavailable(1), destroy(), unavailable(1)] });
+    const clock = fakeClock();
+    const c = begin({
+      url: server.url,
+      protocolVersion: PIN,
+      transientRetry: { maxRetries: 1 },
+      recovery: { maxAttempts: 3, backoffMs: 10 },
+      deps: { clock },
+    });
+    await fire(clock, (t) => t.keepAlive && t.ms === 1_000);
+    await fire(clock, (t) => t.keepAlive && t.ms === 10);
+    const o = await c.outcome;
+    const e = failed(o);
+    // C6: the first attempt's failure is reported; attempt 2's 503, with no retry left, stopped recovery.
+    assert.equal(e.reason, "reset");
+    assert.equal(e.attempts, 2);
+    assert.deepEqual(
+      e.laterFailures.map((f) => [f.code, f.httpStatus]),
+      [["upstream", 503]],
+    );
+    assert.equal(e.recoveryStopped, "not_transient");
+    assert.equal(attemptStarts(o.events), 2);
+    assert.equal(server.of("initialize").length, 3, "no second wait: one retry in all");
+    assert.deepEqual(
+      clock.fired().map((t) => t.ms),
+      [1_000, 10],
+      "one Retry-After wait and one back-off, nothing more",
+    );
+    assertNothingPending(o);
+  });
+
   test("R7: without transientRetry the 503 fails at once as upstream", async () => {
     const server = await legacyServer({ initialize: [unavailable(1)] });
     const clock = fakeClock();

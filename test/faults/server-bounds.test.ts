@@ -15,8 +15,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type Client, type ConnectOptions, connect, TetherError } from "../../src/index.ts";
-import { MAX_CURSOR_CHARS, MAX_JSON_DEPTH } from "../../src/options/limits.ts";
+import {
+  type Client,
+  type ConnectSettings,
+  connect,
+  type HttpTarget,
+  type StdioTarget,
+  TetherError,
+} from "../../src/index.ts";
+import { MAX_JSON_DEPTH } from "../../src/jsonrpc/json-depth.ts";
+import { MAX_CURSOR_CHARS } from "../../src/options/limits.ts";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import {
   type HostileServer,
@@ -58,12 +66,12 @@ const base = {
   protocolVersion: "2025-06-18",
   eraHints: false,
   listen: false,
-} as const satisfies Partial<ConnectOptions>;
+} as const satisfies ConnectSettings;
 
 // ---------------------------------------------------------------- servers
 
 interface Target {
-  options: Partial<ConnectOptions>;
+  options: HttpTarget | StdioTarget;
   /** resources/list pages served so far. */
   pages(): number;
   /** The CLI's way to the same server. */
@@ -136,7 +144,7 @@ async function rejection(promise: Promise<unknown>): Promise<TetherError> {
   assert.fail("expected a rejection");
 }
 
-async function client(target: Target, extra: Partial<ConnectOptions> = {}): Promise<Client> {
+async function client(target: Target, extra: ConnectSettings = {}): Promise<Client> {
   const c = await connect({ ...base, ...target.options, ...extra });
   toClose.push(() => c.close());
   return c;

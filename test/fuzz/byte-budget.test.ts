@@ -7,12 +7,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import {
-  ByteBudget,
-  ByteCeilingExceeded,
-  boundedChunks,
-  readBounded,
-} from "../../src/transport/byte-budget.ts";
+import { ByteCeilingExceeded } from "../../src/errors/byte-ceiling.ts";
+import { ByteBudget, boundedChunks, readBounded } from "../../src/transport/byte-budget.ts";
 import { concat } from "./chunks.ts";
 import { fuzz } from "./fuzz-config.ts";
 

@@ -2,9 +2,11 @@
 // nothing: `deliver` and `fail` call the session's listeners bare, so anything the session throws
 // while receiving surfaces in the test instead of vanishing into a listener guard.
 
+import type { TransportMode } from "../../src/errors/codes.ts";
 import type { TetherError } from "../../src/errors/tether-error.ts";
+import type { SendContext, Transport } from "../../src/jsonrpc/channel.ts";
 import type { JsonRpcMessage } from "../../src/jsonrpc/messages.ts";
-import type { SendContext, Transport, TransportMode, Unsubscribe } from "../../src/transport/transport.ts";
+import type { Unsubscribe } from "../../src/lifecycle/listeners.ts";
 
 export interface Sent {
   message: JsonRpcMessage;

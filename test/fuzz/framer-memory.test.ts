@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { ByteCeilingExceeded } from "../../src/transport/byte-budget.ts";
+import { ByteCeilingExceeded } from "../../src/errors/byte-ceiling.ts";
 import { LineFramer } from "../../src/transport/line-framer.ts";
 import { SseReader } from "../../src/transport/sse-framer.ts";
 import { SEED } from "./fuzz-config.ts";

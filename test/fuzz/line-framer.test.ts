@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { ByteCeilingExceeded } from "../../src/transport/byte-budget.ts";
+import { ByteCeilingExceeded } from "../../src/errors/byte-ceiling.ts";
 import { LineFramer } from "../../src/transport/line-framer.ts";
 import { type Chunking, chunkings, concat, lineText, split, utf8 } from "./chunks.ts";
 import { fuzz } from "./fuzz-config.ts";

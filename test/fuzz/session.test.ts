@@ -14,6 +14,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { closedError } from "../../src/errors/failures.ts";
 import { baseRedactor } from "../../src/errors/redact.ts";
+import { RpcReplyError } from "../../src/errors/rpc-reply-error.ts";
 import { TetherError } from "../../src/errors/tether-error.ts";
 import { INBOUND_LIMITS } from "../../src/jsonrpc/inbound-gate.ts";
 import {
@@ -23,7 +24,6 @@ import {
   isRequest,
   type JsonObject,
   type JsonRpcMessage,
-  RpcReplyError,
 } from "../../src/jsonrpc/messages.ts";
 import { Session } from "../../src/jsonrpc/session.ts";
 import { FakeTransport } from "./fake-transport.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
-import { ByteCeilingExceeded } from "../../src/transport/byte-budget.ts";
+import { ByteCeilingExceeded } from "../../src/errors/byte-ceiling.ts";
 import { InvalidUtf8, type SseEvent, SseReader } from "../../src/transport/sse-framer.ts";
 import { type Chunking, chunkings, concat, lineText, split, utf8 } from "./chunks.ts";
 import { fuzz } from "./fuzz-config.ts";

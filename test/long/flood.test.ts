@@ -18,6 +18,7 @@ import { runInNewContext } from "node:vm";
 import {
   type Client,
   type ConnectOptions,
+  type ConnectSettings,
   connect,
   type LifecycleEvent,
   TetherError,
@@ -671,7 +672,7 @@ async function holder(kind: HoldKind): Promise<Holder> {
  * Connects and fills the client's paths once: `maxInFlight` calls at once that are answered, so
  * the shared HTTP pool already holds a socket per slot before the heap is measured.
  */
-async function warmedClient(h: Holder, extra: Partial<ConnectOptions> = {}): Promise<Client> {
+async function warmedClient(h: Holder, extra: ConnectSettings = {}): Promise<Client> {
   const client = await open({ ...h.options, ...extra });
   await Promise.all(
     Array.from({ length: DEFAULT_MAX_IN_FLIGHT }, (_, i) =>
@@ -774,7 +775,7 @@ describe("P4: a thousand calls against a server that answers none until released
 // ---------------------------------------------------------------- Node's own leak alarm
 
 describe("P4: a client at its in-flight bound trips no listener-leak warning", () => {
-  const cases: { name: string; kind: HoldKind; extra?: Partial<ConnectOptions> }[] = [
+  const cases: { name: string; kind: HoldKind; extra?: ConnectSettings }[] = [
     { name: "legacy Streamable HTTP", kind: "streamable-http" },
     {
       name: "legacy Streamable HTTP without the GET stream",
