@@ -1,7 +1,8 @@
+import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { authError, limitError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import type { FetchFn } from "../options/deps.ts";
-import { ByteBudget, ByteCeilingExceeded, readBounded } from "../transport/byte-budget.ts";
+import { ByteBudget, readBounded } from "../transport/byte-budget.ts";
 import { asTransportError, discard, fetchOrFail } from "../transport/http-common.ts";
 
 type Body = ConstructorParameters<typeof Response>[0];
@@ -19,6 +20,9 @@ const SECRET_FIELDS = [
   "client_secret",
   "client_assertion",
   "registration_access_token",
+  "assertion",
+  "subject_token",
+  "actor_token",
 ];
 
 /** What every authorization request is bounded by and who learns its secrets. */

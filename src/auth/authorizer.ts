@@ -7,19 +7,23 @@ import { raceAbort, timeoutSignal } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import type { FetchFn } from "../options/deps.ts";
 import type { ResolvedAuth } from "../options/resolve-auth.ts";
+import type { ServerTokens, TokenStore } from "../options/token-store.ts";
+import { LATEST_LEGACY_VERSION, rank } from "../protocol/versions.ts";
+import { exchangeForIdJag, jwtBearer } from "./assertion-grants.ts";
 import { type AuthFetchContext, MAX_AUTH_RESPONSE_BYTES } from "./auth-fetch.ts";
-import { type BearerChallenge, bearerChallenge, scopeList, unionScopes } from "./challenge.ts";
+import {
+  type BearerChallenge,
+  bearerChallenge,
+  dpopNonceChallenge,
+  scopeList,
+  unionScopes,
+} from "./challenge.ts";
 import { type Discovered, discover, resourceCovers } from "./discovery.ts";
+import { DpopKey, newDpopKey } from "./dpop.ts";
 import { authorizationCode, clientCredentials, refresh, type TokenSet } from "./flows.ts";
 import { LoopbackRedirect } from "./loopback.ts";
 import { type ChosenClient, chooseClient, clientAuth, registeredPort } from "./registration.ts";
-import {
-  clientKey,
-  processTokenStore,
-  type ServerTokens,
-  serverKey,
-  type TokenStore,
-} from "./token-store.ts";
+import { clientKey, processTokenStore, serverKey } from "./token-store.ts";
 
 export interface AuthorizerEnv {
   server: URL;
@@ -31,6 +35,11 @@ export interface AuthorizerEnv {
   /** The discovery phase's time budget: no authorization runs longer, whatever asked for it. */
   timeoutMs: number;
   clock: Clock;
+  /**
+   * The newest protocol version this connection may speak. A dynamic registration for a version
+   * after 2025-11-25 must name its `application_type`; older ones leave it out.
+   */
+  protocolCeiling?: string;
 }
 
 /** An access token this close to its expiry is refreshed rather than sent. */
@@ -58,6 +67,10 @@ export class Authorizer {
   /** Scopes asked for last time: a step-up asks for these and the challenge's together. */
   #requested: string[] = [];
   #inflight: Promise<string> | undefined;
+  /** The DPoP key the held tokens are bound to, imported from their record. */
+  #dpop: DpopKey | undefined;
+  /** The MCP server's latest DPoP nonce (RFC 9449 §9), sent in every proof until it names another. */
+  #resourceNonce: string | undefined;
 
   constructor(options: ResolvedAuth, env: AuthorizerEnv) {
     this.#o = options;
@@ -69,6 +82,37 @@ export class Authorizer {
   /** Whether requests to this URL carry the server's token (its own origin only). */
   covers(url: URL): boolean {
     return url.origin === this.#env.server.origin;
+  }
+
+  /**
+   * The Authorization header (and DPoP proof) that present `token` on a request to the server:
+   * `Bearer`, or `DPoP` with a fresh proof for this method and URL when the token is bound.
+   */
+  async credentials(token: string, method: string, url: URL): Promise<Record<string, string>> {
+    const t = this.#tokens;
+    if (t?.accessToken !== token || t.tokenType !== "DPoP" || !t.dpopKey)
+      return { authorization: `Bearer ${token}` };
+    this.#dpop ??= await DpopKey.from(t.dpopKey, this.#env.redactor);
+    return {
+      authorization: `DPoP ${token}`,
+      dpop: await this.#dpop.proof(method, url, token, this.#resourceNonce),
+    };
+  }
+
+  /**
+   * Notes the MCP server's DPoP nonce from a response, and says whether the response is a
+   * `use_dpop_nonce` challenge that a retry with the new nonce may answer.
+   */
+  nonceChallenged(response: Response): boolean {
+    const nonce = response.headers.get("dpop-nonce");
+    const fresh = nonce !== null && nonce !== "" && nonce.length <= 1024 && nonce !== this.#resourceNonce;
+    if (fresh) this.#resourceNonce = nonce;
+    return (
+      response.status === 401 &&
+      this.#tokens?.tokenType === "DPoP" &&
+      fresh &&
+      dpopNonceChallenge(response.headers.get("www-authenticate"))
+    );
   }
 
   /** Whether a token is held (a background stream never starts a sign-in when one is). */
@@ -159,6 +203,7 @@ export class Authorizer {
   /** Forgets the held token and its stored copy (the client registration stays). */
   async #forget(): Promise<void> {
     this.#tokens = undefined;
+    this.#dpop = undefined;
     try {
       await this.#store?.delete(this.#key);
     } catch {
@@ -177,12 +222,14 @@ export class Authorizer {
     }
     if (record?.kind !== "tokens" || !resourceCovers(record.resource, this.#env.server)) return;
     this.#env.redactor.learn([record.accessToken, ...(record.refreshToken ? [record.refreshToken] : [])]);
+    if (record.dpopKey && typeof record.dpopKey.d === "string") this.#env.redactor.learn([record.dpopKey.d]);
     this.#tokens = record;
     this.#requested = scopeList(record.scope);
   }
 
-  async #save(tokens: ServerTokens): Promise<void> {
+  async #save(tokens: ServerTokens, dpop?: DpopKey): Promise<void> {
     this.#tokens = tokens;
+    this.#dpop = dpop;
     try {
       await this.#store?.set(this.#key, tokens);
     } catch {
@@ -243,8 +290,9 @@ export class Authorizer {
     return await this.#bounded(signal, async (ctx) => {
       const as: oauth.AuthorizationServer = { issuer: t.issuer, token_endpoint: t.tokenEndpoint };
       const client = await this.#storedClient(t);
-      const next = await refresh(as, client, current, t.resource, ctx);
-      await this.#save({ ...t, ...next });
+      const dpop = t.dpopKey ? (this.#dpop ?? (await DpopKey.from(t.dpopKey, ctx.redactor))) : undefined;
+      const next = await refresh(as, client, current, t.resource, ctx, dpop);
+      await this.#save({ ...t, ...next }, dpop);
       return next.accessToken;
     });
   }
@@ -310,20 +358,38 @@ export class Authorizer {
         });
       const tokenEndpoint = as.token_endpoint;
       const scopes = this.#scopes(challenge, found, stepUp);
+      // A new sign-in keeps the key the held tokens are bound to, so one key serves the server.
+      const dpop = o.dpop
+        ? (this.#dpop ?? (await DpopKey.from(this.#tokens?.dpopKey ?? (await newDpopKey()), ctx.redactor)))
+        : undefined;
       let client: ChosenClient;
       let tokens: TokenSet;
       if (o.grant === "client_credentials") {
         client = await chooseClient(as, o.client, undefined, this.#store, ctx);
-        tokens = await clientCredentials(as, client, found.resource, scopes, ctx);
+        tokens = await clientCredentials(as, client, found.resource, scopes, ctx, dpop);
+      } else if (o.grant === "jwt_bearer" || o.grant === "token_exchange") {
+        client = await this.#assertionClient(as, ctx);
+        let assertion = await o.assertion!(ctx.signal);
+        ctx.redactor.learn([assertion]);
+        if (o.grant === "token_exchange")
+          assertion = await exchangeForIdJag(
+            o.identityProvider!,
+            assertion,
+            as.issuer,
+            found.resource,
+            scopes,
+            ctx,
+          );
+        tokens = await jwtBearer(as, client, assertion, found.resource, scopes, ctx, dpop);
       } else {
         const redirect = await LoopbackRedirect.open(
           o.redirectPort,
           await registeredPort(as.issuer, this.#store),
         );
         try {
-          client = await chooseClient(as, o.client, redirect.redirectUri, this.#store, ctx);
+          client = await chooseClient(as, this.#registering(), redirect.redirectUri, this.#store, ctx);
           tokens = await authorizationCode(
-            { as, client, redirect, resource: found.resource, scopes, openUrl: o.openUrl! },
+            { as, client, redirect, resource: found.resource, scopes, openUrl: o.openUrl!, dpop },
             ctx,
           );
         } finally {
@@ -331,16 +397,48 @@ export class Authorizer {
         }
       }
       this.#requested = scopes ?? [];
-      await this.#save({
-        kind: "tokens",
-        resource: found.resource,
-        issuer: as.issuer,
-        tokenEndpoint,
-        clientId: client.client.client_id,
-        authMethod: client.method,
-        ...tokens,
-      });
+      await this.#save(
+        {
+          kind: "tokens",
+          resource: found.resource,
+          issuer: as.issuer,
+          tokenEndpoint,
+          clientId: client.client.client_id,
+          authMethod: client.method,
+          ...tokens,
+          ...(dpop && tokens.tokenType === "DPoP" ? { dpopKey: dpop.jwk } : {}),
+        },
+        dpop,
+      );
       return tokens.accessToken;
     });
+  }
+
+  /**
+   * The client configuration a dynamic registration uses: `application_type` as the caller set
+   * it, else `native` (we are an app on the user's machine with a loopback redirect) when the
+   * protocol version in play is newer than 2025-11-25, which requires it; older ones leave it out.
+   */
+  #registering(): ResolvedAuth["client"] {
+    const c = this.#o.client;
+    if (c.applicationType) return c;
+    const ceiling = this.#env.protocolCeiling;
+    const modern = ceiling !== undefined && rank(ceiling) > rank(LATEST_LEGACY_VERSION);
+    return modern ? { ...c, applicationType: "native" } : c;
+  }
+
+  /**
+   * The client of a JWT-bearer grant: the configured one, authenticating as configured, or none
+   * at all (a workload identity assertion identifies the caller by itself, RFC 7523 §3.1).
+   */
+  async #assertionClient(as: oauth.AuthorizationServer, ctx: AuthFetchContext): Promise<ChosenClient> {
+    if (this.#o.client.clientId) return await chooseClient(as, this.#o.client, undefined, this.#store, ctx);
+    return {
+      client: { client_id: "unnamed", token_endpoint_auth_method: "none" },
+      method: "none",
+      // No client authentication and no client_id: the grant names no client.
+      auth: () => {},
+      kind: "pre_registered",
+    };
   }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { bearerChallenge, parseChallenges, scopeList, unionScopes } from "./challenge.ts";
+import { bearerChallenge, dpopNonceChallenge, parseChallenges, scopeList, unionScopes } from "./challenge.ts";
 
 describe("WWW-Authenticate parsing", () => {
   test("auth: a Bearer challenge's resource_metadata, scope and error, quoted or not", () => {
@@ -35,6 +35,19 @@ describe("WWW-Authenticate parsing", () => {
       assert.doesNotThrow(() => bearerChallenge(junk));
     }
     assert.deepEqual(bearerChallenge("Bearer")?.scopes, undefined);
+  });
+
+  test("auth: a DPoP-only challenge stands in for Bearer; use_dpop_nonce is recognised only under DPoP", () => {
+    const dpop = bearerChallenge('DPoP algs="ES256", resource_metadata="https://a.example/prm"');
+    assert.equal(dpop?.resourceMetadata, "https://a.example/prm");
+    const both = bearerChallenge(
+      'DPoP resource_metadata="https://d.example", Bearer resource_metadata="https://b.example"',
+    );
+    assert.equal(both?.resourceMetadata, "https://b.example", "Bearer first when both are offered");
+    assert.equal(dpopNonceChallenge('DPoP error="use_dpop_nonce"'), true);
+    assert.equal(dpopNonceChallenge('Bearer error="use_dpop_nonce"'), false);
+    assert.equal(dpopNonceChallenge('DPoP error="invalid_token"'), false);
+    assert.equal(dpopNonceChallenge(null), false);
   });
 
   test("auth: scope lists drop duplicates and blanks; unions keep first-seen order", () => {

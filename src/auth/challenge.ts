@@ -63,10 +63,15 @@ export function parseChallenges(header: string): Challenge[] {
   return out;
 }
 
-/** The Bearer challenge of a `WWW-Authenticate` header, if there is one. */
+/**
+ * The Bearer challenge of a `WWW-Authenticate` header, if there is one; else its DPoP challenge
+ * (RFC 9449 §7.1), which a server that takes only DPoP-bound tokens sends, with the same
+ * parameters.
+ */
 export function bearerChallenge(header: string | null | undefined): BearerChallenge | undefined {
   if (!header) return undefined;
-  const bearer = parseChallenges(header).find((c) => c.scheme === "bearer");
+  const all = parseChallenges(header);
+  const bearer = all.find((c) => c.scheme === "bearer") ?? all.find((c) => c.scheme === "dpop");
   if (!bearer) return undefined;
   const scope = bearer.params.get("scope");
   return {
@@ -74,6 +79,14 @@ export function bearerChallenge(header: string | null | undefined): BearerChalle
     scopes: scope === undefined ? undefined : scopeList(scope),
     resourceMetadata: bearer.params.get("resource_metadata") || undefined,
   };
+}
+
+/** Whether a `WWW-Authenticate` header asks for a DPoP proof with a server nonce (RFC 9449 §9). */
+export function dpopNonceChallenge(header: string | null | undefined): boolean {
+  if (!header) return false;
+  return parseChallenges(header).some(
+    (c) => c.scheme === "dpop" && c.params.get("error") === "use_dpop_nonce",
+  );
 }
 
 /** A space-separated scope string as a list, in order, without duplicates or empty entries. */

@@ -4,6 +4,7 @@ import { TetherError } from "../errors/tether-error.ts";
 import { linkSignals } from "../lifecycle/abort.ts";
 import type { OpenUrl } from "../options/resolve-auth.ts";
 import { type AuthFetchContext, assertSecureEndpoint, authFetch } from "./auth-fetch.ts";
+import type { DpopKey } from "./dpop.ts";
 import type { LoopbackRedirect } from "./loopback.ts";
 import type { ChosenClient } from "./registration.ts";
 
@@ -15,15 +16,36 @@ export interface TokenSet {
   expiresAt?: number;
   /** Granted scopes, space-separated (the requested ones when the server did not say). */
   scope?: string;
+  /** `DPoP` when the server bound the token to our DPoP key; else Bearer. */
+  tokenType?: "Bearer" | "DPoP";
 }
 
-function options(ctx: AuthFetchContext) {
+/** Nonces one token request may be asked for before it is refused: a server that never settles loops. */
+export const MAX_DPOP_NONCE_RETRIES = 1;
+
+export function options(ctx: AuthFetchContext, dpop?: DpopKey) {
   return {
     [oauth.customFetch]: authFetch(ctx),
     // Plain HTTP is refused by authFetch itself except on loopback; this only lets those through.
     [oauth.allowInsecureRequests]: true,
     signal: ctx.signal,
+    ...(dpop ? { DPoP: dpop.handle } : {}),
   };
+}
+
+/**
+ * Runs a token request (and the processing of its response) again when the authorization server
+ * answers `use_dpop_nonce` (RFC 9449 §8): oauth4webapi's handle has kept the nonce it sent, so the
+ * next proof carries it. At most MAX_DPOP_NONCE_RETRIES times; then the refusal stands.
+ */
+export async function withNonceRetry<T>(dpop: DpopKey | undefined, run: () => Promise<T>): Promise<T> {
+  for (let round = 0; ; round++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!dpop || round >= MAX_DPOP_NONCE_RETRIES || !oauth.isDPoPNonceError(error)) throw error;
+    }
+  }
 }
 
 /** An OAuth error code for a message: registry words only, never free server text. */
@@ -32,7 +54,7 @@ function errorWord(value: unknown): string {
 }
 
 /** The failure for whatever a token request threw, by the OAuth error code it carried. */
-function tokenFailure(error: unknown, ctx: AuthFetchContext, what: string): unknown {
+export function tokenFailure(error: unknown, ctx: AuthFetchContext, what: string): unknown {
   if (ctx.signal.aborted) return ctx.signal.reason;
   if (error instanceof TetherError) return error;
   let reason: AuthReason = "token_error";
@@ -57,8 +79,9 @@ function tokenFailure(error: unknown, ctx: AuthFetchContext, what: string): unkn
   });
 }
 
-function tokenSet(response: oauth.TokenEndpointResponse, requested: string[] | undefined): TokenSet {
+export function tokenSet(response: oauth.TokenEndpointResponse, requested: string[] | undefined): TokenSet {
   const out: TokenSet = { accessToken: response.access_token };
+  if (response.token_type === "dpop") out.tokenType = "DPoP";
   if (response.refresh_token) out.refreshToken = response.refresh_token;
   if (typeof response.expires_in === "number") out.expiresAt = Date.now() + response.expires_in * 1000;
   const scope = response.scope ?? requested?.join(" ");
@@ -73,6 +96,7 @@ export interface AuthorizationCodeRequest {
   resource: string;
   scopes: string[] | undefined;
   openUrl: OpenUrl;
+  dpop?: DpopKey;
 }
 
 /**
@@ -151,16 +175,18 @@ export async function authorizationCode(
     });
   }
   try {
-    const response = await oauth.authorizationCodeGrantRequest(
-      as,
-      client.client,
-      client.auth,
-      validated,
-      req.redirect.redirectUri,
-      verifier,
-      { ...options(ctx), additionalParameters: { resource: req.resource } },
-    );
-    return tokenSet(await oauth.processAuthorizationCodeResponse(as, client.client, response), req.scopes);
+    return await withNonceRetry(req.dpop, async () => {
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client.client,
+        client.auth,
+        validated,
+        req.redirect.redirectUri,
+        verifier,
+        { ...options(ctx, req.dpop), additionalParameters: { resource: req.resource } },
+      );
+      return tokenSet(await oauth.processAuthorizationCodeResponse(as, client.client, response), req.scopes);
+    });
   } catch (error) {
     throw tokenFailure(error, ctx, "authorization code");
   }
@@ -173,18 +199,21 @@ export async function clientCredentials(
   resource: string,
   scopes: string[] | undefined,
   ctx: AuthFetchContext,
+  dpop?: DpopKey,
 ): Promise<TokenSet> {
   const parameters: Record<string, string> = { resource };
   if (scopes?.length) parameters.scope = scopes.join(" ");
   try {
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      client.client,
-      client.auth,
-      parameters,
-      options(ctx),
-    );
-    return tokenSet(await oauth.processClientCredentialsResponse(as, client.client, response), scopes);
+    return await withNonceRetry(dpop, async () => {
+      const response = await oauth.clientCredentialsGrantRequest(
+        as,
+        client.client,
+        client.auth,
+        parameters,
+        options(ctx, dpop),
+      );
+      return tokenSet(await oauth.processClientCredentialsResponse(as, client.client, response), scopes);
+    });
   } catch (error) {
     throw tokenFailure(error, ctx, "client credentials");
   }
@@ -200,19 +229,22 @@ export async function refresh(
   current: TokenSet & { refreshToken: string },
   resource: string,
   ctx: AuthFetchContext,
+  dpop?: DpopKey,
 ): Promise<TokenSet> {
   try {
-    const response = await oauth.refreshTokenGrantRequest(
-      as,
-      client.client,
-      client.auth,
-      current.refreshToken,
-      {
-        ...options(ctx),
-        additionalParameters: { resource },
-      },
-    );
-    const next = tokenSet(await oauth.processRefreshTokenResponse(as, client.client, response), undefined);
+    const next = await withNonceRetry(dpop, async () => {
+      const response = await oauth.refreshTokenGrantRequest(
+        as,
+        client.client,
+        client.auth,
+        current.refreshToken,
+        {
+          ...options(ctx, dpop),
+          additionalParameters: { resource },
+        },
+      );
+      return tokenSet(await oauth.processRefreshTokenResponse(as, client.client, response), undefined);
+    });
     return {
       ...next,
       refreshToken: next.refreshToken ?? current.refreshToken,

@@ -2,8 +2,9 @@ import type { JsonWebKey } from "node:crypto";
 import * as oauth from "oauth4webapi";
 import { authError, configError } from "../errors/failures.ts";
 import type { ClientConfig } from "../options/resolve-auth.ts";
+import type { ClientAuthMethod, RegisteredClient, TokenStore } from "../options/token-store.ts";
 import { type AuthFetchContext, authFetch } from "./auth-fetch.ts";
-import { type ClientAuthMethod, clientKey, type RegisteredClient, type TokenStore } from "./token-store.ts";
+import { clientKey } from "./token-store.ts";
 
 /** The client to use with one authorization server, and how it authenticates there. */
 export interface ChosenClient {
@@ -134,6 +135,7 @@ async function register(
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         token_endpoint_auth_method: requested,
+        ...(config.applicationType ? { application_type: config.applicationType } : {}),
       },
       { [oauth.customFetch]: authFetch(ctx), [oauth.allowInsecureRequests]: true, signal: ctx.signal },
     );

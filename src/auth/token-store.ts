@@ -2,15 +2,7 @@ import { chmodSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "../files/atomic-write.ts";
-import type {
-  AuthRecord,
-  ClientAuthMethod,
-  RegisteredClient,
-  ServerTokens,
-  TokenStore,
-} from "../options/token-store.ts";
-
-export type { AuthRecord, ClientAuthMethod, RegisteredClient, ServerTokens, TokenStore };
+import type { AuthRecord, TokenStore } from "../options/token-store.ts";
 
 /** The key for a server's tokens: its origin and path (never its query, which may hold a key). */
 export function serverKey(url: URL): string {

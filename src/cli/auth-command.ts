@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process";
 import { createPrivateKey, type JsonWebKey } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { configDir, FileTokenStore, serverKey, type TokenStore } from "../auth/token-store.ts";
+import { readFileSync, statSync } from "node:fs";
+import { configDir, FileTokenStore, serverKey } from "../auth/token-store.ts";
 import { connect } from "../connect/connect.ts";
 import { configError } from "../errors/failures.ts";
 import type { AuthOptions, ConnectOptions } from "../options/options.ts";
+import type { TokenStore } from "../options/token-store.ts";
+import { OAUTH_FLAGS } from "./flags.ts";
 import type { Io } from "./io.ts";
 
 /** The OAuth flags, merged into the CLI's option table. */
@@ -16,6 +18,13 @@ export const AUTH_FLAGS = {
   "client-key-file": { type: "string" },
   grant: { type: "string" },
   scope: { type: "string" },
+  "assertion-file": { type: "string" },
+  "assertion-env": { type: "string" },
+  "idp-token-endpoint": { type: "string" },
+  "idp-client-id": { type: "string" },
+  "idp-client-secret-env": { type: "string" },
+  dpop: { type: "boolean" },
+  "application-type": { type: "string" },
 } as const;
 
 export interface AuthFlagValues {
@@ -26,7 +35,19 @@ export interface AuthFlagValues {
   "client-key-file"?: string;
   grant?: string;
   scope?: string;
+  "assertion-file"?: string;
+  "assertion-env"?: string;
+  "idp-token-endpoint"?: string;
+  "idp-client-id"?: string;
+  "idp-client-secret-env"?: string;
+  dpop?: boolean;
+  "application-type"?: string;
 }
+
+const GRANTS = ["authorization_code", "client_credentials", "jwt_bearer", "token_exchange"] as const;
+
+/** An assertion file holds one JWT: anything larger is not one. */
+const MAX_ASSERTION_FILE_BYTES = 64 * 1024;
 
 /** `tether auth login` waits this long for the user by default (the discovery budget, unless set). */
 export const LOGIN_TIMEOUT_MS = 300_000;
@@ -46,6 +67,33 @@ function keyFile(path: string): JsonWebKey {
   } catch {
     throw configError("invalid_option", "--client-key-file must hold a private JWK or a PKCS#8 PEM key");
   }
+}
+
+/** A secret named by an environment variable (never a value on the command line). */
+function fromEnv(io: Io, flag: string, name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const value = io.env[name];
+  if (!value) throw configError("unset_variable", `--${flag} names ${name}, which is not set`);
+  return value;
+}
+
+/** The assertion of --assertion-file: a regular file of bounded size, trimmed. */
+function assertionFile(path: string): string {
+  let text: string;
+  try {
+    const st = statSync(path);
+    if (!st.isFile() || st.size > MAX_ASSERTION_FILE_BYTES)
+      throw configError(
+        "invalid_option",
+        `--assertion-file must be a regular file of at most ${MAX_ASSERTION_FILE_BYTES} bytes`,
+      );
+    text = readFileSync(path, "utf8").trim();
+  } catch (cause) {
+    if (cause instanceof Error && cause.name === "TetherError") throw cause;
+    throw configError("unreadable_file", "--assertion-file could not be read", cause);
+  }
+  if (text === "") throw configError("invalid_option", "--assertion-file is empty");
+  return text;
 }
 
 /** Where the user is sent to sign in: the URL on stderr, and a browser when stderr is a terminal. */
@@ -81,9 +129,7 @@ export function authOptions(
   io: Io,
   hasAuthorization: boolean,
 ): { auth: AuthOptions | undefined; secrets: string[] } {
-  const oauthFlags = (
-    ["stored-auth-only", "client-id", "client-secret-env", "client-key-file", "grant", "scope"] as const
-  ).filter((f) => v[f] !== undefined);
+  const oauthFlags = OAUTH_FLAGS.filter((f) => v[f] !== undefined);
   if (v["no-oauth"] && oauthFlags.length > 0)
     throw configError("conflicting_options", `--no-oauth cannot be combined with --${oauthFlags[0]}`);
   if (hasAuthorization && oauthFlags.length > 0)
@@ -92,23 +138,29 @@ export function authOptions(
       `an Authorization header (--bearer-env, -H or the config file) cannot be combined with --${oauthFlags[0]}`,
     );
   if (v["no-oauth"] || hasAuthorization) return { auth: undefined, secrets: [] };
-  const grant = v.grant ?? "authorization_code";
-  if (grant !== "authorization_code" && grant !== "client_credentials")
-    throw configError("invalid_option", "--grant must be authorization_code or client_credentials");
-  let clientSecret: string | undefined;
-  if (v["client-secret-env"] !== undefined) {
-    clientSecret = io.env[v["client-secret-env"]];
-    if (!clientSecret)
-      throw configError(
-        "unset_variable",
-        `--client-secret-env names ${v["client-secret-env"]}, which is not set`,
-      );
-  }
+  const grant = (v.grant ?? "authorization_code") as (typeof GRANTS)[number];
+  if (!GRANTS.includes(grant))
+    throw configError("invalid_option", `--grant must be one of ${GRANTS.join(", ")}`);
+  const clientSecret = fromEnv(io, "client-secret-env", v["client-secret-env"]);
   const privateKeyJwk = v["client-key-file"] ? keyFile(v["client-key-file"]) : undefined;
+  if (v["assertion-file"] !== undefined && v["assertion-env"] !== undefined)
+    throw configError("conflicting_options", "--assertion-file cannot be combined with --assertion-env");
+  const assertion =
+    v["assertion-file"] !== undefined
+      ? assertionFile(v["assertion-file"])
+      : fromEnv(io, "assertion-env", v["assertion-env"]);
+  const idpSecret = fromEnv(io, "idp-client-secret-env", v["idp-client-secret-env"]);
+  const idpFlag = (["idp-client-id", "idp-client-secret-env"] as const).find((f) => v[f] !== undefined);
+  if (idpFlag && v["idp-token-endpoint"] === undefined)
+    throw configError("invalid_option", `--${idpFlag} needs --idp-token-endpoint`);
+  const applicationType = v["application-type"];
+  if (applicationType !== undefined && applicationType !== "native" && applicationType !== "web")
+    throw configError("invalid_option", "--application-type must be native or web");
   const person = io.isTty && io.stderrIsTty === true;
+  // Only the authorization code grant needs a person; the others run unattended.
   const mode = v["stored-auth-only"]
     ? "stored-only"
-    : grant === "client_credentials" || person
+    : grant !== "authorization_code" || person
       ? "interactive"
       : "stored-only";
   const auth: AuthOptions = {
@@ -121,9 +173,20 @@ export function authOptions(
     openUrl: openInBrowser(io),
     tokenStore: new FileTokenStore(configDir(io.env)),
   };
+  if (assertion !== undefined) auth.assertion = assertion;
+  if (v["idp-token-endpoint"] !== undefined)
+    auth.identityProvider = {
+      tokenEndpoint: v["idp-token-endpoint"],
+      ...(v["idp-client-id"] !== undefined ? { clientId: v["idp-client-id"] } : {}),
+      ...(idpSecret !== undefined ? { clientSecret: idpSecret } : {}),
+    };
+  if (v.dpop) auth.dpop = true;
+  if (applicationType) auth.applicationType = applicationType;
   const secrets = [
     ...(clientSecret ? [clientSecret] : []),
     ...(privateKeyJwk && typeof privateKeyJwk.d === "string" ? [privateKeyJwk.d] : []),
+    ...(assertion ? [assertion] : []),
+    ...(idpSecret ? [idpSecret] : []),
   ];
   return { auth, secrets };
 }
@@ -137,6 +200,8 @@ interface StatusRow {
   expiresAt?: string;
   expired?: boolean;
   refreshable?: boolean;
+  /** `DPoP` when the token is bound to the stored key. */
+  tokenType?: string;
 }
 
 /** What is stored for a server: never the tokens themselves. */
@@ -151,6 +216,7 @@ async function statusOf(url: URL, store: TokenStore): Promise<StatusRow> {
     resource: record.resource,
     scopes: record.scope ? record.scope.split(" ") : [],
     refreshable: record.refreshToken !== undefined,
+    tokenType: record.tokenType ?? "Bearer",
   };
   if (record.expiresAt !== undefined) {
     row.expiresAt = new Date(record.expiresAt).toISOString();
@@ -168,6 +234,7 @@ function render(row: StatusRow & { removed?: boolean; note?: string }, json: boo
   if (row.scopes) lines.push(["scopes", row.scopes.join(" ") || "(none named)"]);
   if (row.expiresAt) lines.push(["expires", `${row.expiresAt}${row.expired ? " (expired)" : ""}`]);
   if (row.refreshable !== undefined) lines.push(["refreshable", row.refreshable ? "yes" : "no"]);
+  if (row.tokenType) lines.push(["token type", row.tokenType]);
   if (row.note) lines.push(["note", row.note]);
   const width = Math.max(...lines.map(([k]) => k.length));
   return `${lines.map(([k, val]) => `${k.padEnd(width)}  ${val}`).join("\n")}\n`;
@@ -233,7 +300,7 @@ export async function runAuth(
   const budget = options.discovery?.timeoutMs ?? options.timeoutMs ?? LOGIN_TIMEOUT_MS;
   const client = await connect({
     ...options,
-    auth: { ...options.auth, mode: "interactive", tokenStore: saved.store },
+    auth: { ...options.auth, mode: "interactive" as const, tokenStore: saved.store },
     discovery: { ...options.discovery, timeoutMs: budget },
     handshakeTimeoutMs: options.handshakeTimeoutMs ?? budget,
   });

@@ -1,4 +1,4 @@
-import { Authorizer } from "../auth/authorizer.ts";
+import type { Authorizer } from "../auth/authorizer.ts";
 import { Redactor } from "../errors/redact.ts";
 import { EventSink } from "../lifecycle/events.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
@@ -6,7 +6,8 @@ import type { ResolvedOptions } from "../options/resolve.ts";
 /**
  * What one connect() works with: its resolved options (plain data) and the live objects built
  * from them once, shared by every attempt: the redactor that knows the configured secrets, the
- * event sink, and the authorizer of an HTTP server with OAuth.
+ * event sink, and the authorizer of an HTTP server with OAuth. The OAuth modules load only for
+ * such a server: a stdio connection, or one without auth, never pays for them.
  */
 export interface Runtime {
   readonly options: ResolvedOptions;
@@ -15,15 +16,17 @@ export interface Runtime {
   readonly authorizer: Authorizer | undefined;
 }
 
-export function buildRuntime(options: ResolvedOptions): Runtime {
+export async function buildRuntime(options: ResolvedOptions): Promise<Runtime> {
   const redactor = new Redactor(options.secrets);
   const t = options.target;
+  const Authorizer =
+    options.auth && t.kind === "http" ? (await import("../auth/authorizer.ts")).Authorizer : undefined;
   return {
     options,
     redactor,
     events: new EventSink(options.onEvent),
     authorizer:
-      options.auth && t.kind === "http"
+      Authorizer && options.auth && t.kind === "http"
         ? new Authorizer(options.auth, {
             server: t.url,
             fetch: options.fetch,
@@ -31,6 +34,7 @@ export function buildRuntime(options: ResolvedOptions): Runtime {
             maxResponseBytes: options.discovery.maxResponseBytes,
             timeoutMs: options.discovery.timeoutMs,
             clock: options.clock,
+            protocolCeiling: options.policy.ceiling,
           })
         : undefined,
   };

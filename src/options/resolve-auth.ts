@@ -15,14 +15,34 @@ export interface ClientConfig {
   clientMetadataUrl: string | undefined;
   /** `client_name` in a dynamic registration. */
   clientName: string;
+  /** `application_type` in a dynamic registration, when the caller chose one. */
+  applicationType: "native" | "web" | undefined;
 }
+
+/** Reads the JWT a `jwt_bearer` or `token_exchange` grant presents, each time one is needed. */
+export type AssertionSource = (signal: AbortSignal) => Promise<string>;
+
+/** The enterprise identity provider a `token_exchange` grant exchanges the ID token at. */
+export interface IdentityProvider {
+  tokenEndpoint: string;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+}
+
+export type Grant = "authorization_code" | "client_credentials" | "jwt_bearer" | "token_exchange";
+const GRANTS: readonly Grant[] = ["authorization_code", "client_credentials", "jwt_bearer", "token_exchange"];
 
 /** Authorization options after validation. */
 export interface ResolvedAuth {
   /** `interactive`: every flow may run; `stored-only`: stored tokens (and their refresh) only. */
   mode: "interactive" | "stored-only";
-  grant: "authorization_code" | "client_credentials";
+  grant: Grant;
   client: ClientConfig;
+  /** The JWT source of the `jwt_bearer` and `token_exchange` grants. */
+  assertion: AssertionSource | undefined;
+  identityProvider: IdentityProvider | undefined;
+  /** Whether tokens are requested bound to a DPoP key and presented with proofs. */
+  dpop: boolean;
   /** Scopes asked for in place of the server's challenge or metadata. */
   scopes: string[] | undefined;
   redirectPort: number | undefined;
@@ -86,6 +106,46 @@ function privateKey(value: unknown): JsonWebKey | undefined {
   return jwk;
 }
 
+function assertionSource(value: unknown, secrets: string[]): AssertionSource | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string") {
+    if (value.trim() === "") throw configError("invalid_option", "auth.assertion must not be empty");
+    secrets.push(value);
+    return async () => value;
+  }
+  if (typeof value !== "function")
+    throw configError("invalid_option", "auth.assertion must be a string or a function returning one");
+  const read = value as (signal: AbortSignal) => unknown;
+  return async (signal) => {
+    const jwt = await read(signal);
+    if (typeof jwt !== "string" || jwt.trim() === "")
+      throw configError("invalid_option", "auth.assertion returned no assertion");
+    return jwt.trim();
+  };
+}
+
+function identityProvider(value: unknown, secrets: string[]): IdentityProvider | undefined {
+  if (value === undefined) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof value !== "object" || value === null)
+    throw configError("invalid_option", "auth.identityProvider must be an object");
+  const endpoint = optionalString("auth.identityProvider.tokenEndpoint", v.tokenEndpoint);
+  let url: URL | undefined;
+  try {
+    url = endpoint === undefined ? undefined : new URL(endpoint);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:"))
+    throw configError("invalid_option", "auth.identityProvider.tokenEndpoint must be an http(s) URL");
+  const clientSecret = optionalString("auth.identityProvider.clientSecret", v.clientSecret);
+  const clientId = optionalString("auth.identityProvider.clientId", v.clientId);
+  if (clientSecret && !clientId)
+    throw configError("invalid_option", "auth.identityProvider.clientSecret needs its clientId");
+  if (clientSecret) secrets.push(clientSecret);
+  return { tokenEndpoint: url.href, clientId, clientSecret };
+}
+
 /**
  * Validates `auth` once, at the boundary. Returns undefined when authorization is off; the
  * secrets it holds (client secret, private key members) go to `secrets` for the redactor.
@@ -117,8 +177,8 @@ export function resolveAuth(
   if (target.headers && Object.keys(target.headers).some((h) => h.toLowerCase() === "authorization"))
     throw configError("conflicting_options", "an Authorization header cannot be combined with auth");
   const grant = value.grant ?? "authorization_code";
-  if (grant !== "authorization_code" && grant !== "client_credentials")
-    throw configError("invalid_option", "auth.grant must be authorization_code or client_credentials");
+  if (!GRANTS.includes(grant))
+    throw configError("invalid_option", `auth.grant must be one of ${GRANTS.join(", ")}`);
   const clientId = optionalString("auth.clientId", value.clientId);
   const clientSecret = optionalString("auth.clientSecret", value.clientSecret);
   const privateKeyJwk = privateKey(value.privateKeyJwk);
@@ -131,6 +191,27 @@ export function resolveAuth(
       "invalid_option",
       "auth.grant client_credentials needs auth.clientId with auth.clientSecret or auth.privateKeyJwk",
     );
+  const assertion = assertionSource(value.assertion, secrets);
+  const idp = identityProvider(value.identityProvider, secrets);
+  if ((grant === "jwt_bearer" || grant === "token_exchange") && !assertion)
+    throw configError("invalid_option", `auth.grant ${grant} needs auth.assertion`);
+  if (assertion && grant !== "jwt_bearer" && grant !== "token_exchange")
+    throw configError(
+      "conflicting_options",
+      "auth.assertion is for the jwt_bearer and token_exchange grants",
+    );
+  if (grant === "token_exchange" && (!idp || !clientId))
+    throw configError(
+      "invalid_option",
+      "auth.grant token_exchange needs auth.identityProvider and auth.clientId",
+    );
+  if (idp && grant !== "token_exchange")
+    throw configError("conflicting_options", "auth.identityProvider is for the token_exchange grant");
+  if (value.dpop !== undefined && typeof value.dpop !== "boolean")
+    throw configError("invalid_option", "auth.dpop must be true or false");
+  const applicationType = value.applicationType;
+  if (applicationType !== undefined && applicationType !== "native" && applicationType !== "web")
+    throw configError("invalid_option", "auth.applicationType must be native or web");
   const scope = optionalString("auth.scope", value.scope);
   const port = value.redirectPort;
   if (port !== undefined && (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535))
@@ -153,7 +234,11 @@ export function resolveAuth(
       privateKeyJwk,
       clientMetadataUrl: metadataUrl(value.clientMetadataUrl),
       clientName,
+      applicationType,
     },
+    assertion,
+    identityProvider: idp,
+    dpop: value.dpop === true,
     scopes: scope === undefined ? undefined : scope.split(/\s+/).filter((s) => s !== ""),
     redirectPort: port,
     openUrl: value.openUrl,

@@ -1,3 +1,5 @@
+import type { JsonWebKey } from "node:crypto";
+
 /** Tokens obtained for one MCP server, and what is needed to refresh them without discovery. */
 export interface ServerTokens {
   kind: "tokens";
@@ -15,6 +17,10 @@ export interface ServerTokens {
   expiresAt?: number;
   /** The scopes granted (or requested, when the server did not say), space-separated. */
   scope?: string;
+  /** How the token is presented: `Bearer` (absent: Bearer) or `DPoP` (bound to `dpopKey`). */
+  tokenType?: "Bearer" | "DPoP";
+  /** The private key (JWK) DPoP proofs for these tokens are signed with. A secret. */
+  dpopKey?: JsonWebKey;
 }
 
 /** A client registered dynamically with one authorization server (RFC 7591), reused while it fits. */

@@ -6,10 +6,16 @@
 // legacy Streamable HTTP one from hostile.ts behind a bearer check that answers 401 with
 // `resource_metadata` and `scope`, and 403 `insufficient_scope` for tools that need more.
 //
+// It also speaks the JWT-bearer grant (RFC 7523: a workload assertion signed by a trusted key, or
+// an identity assertion grant from the identity provider below) and DPoP (RFC 9449: proofs
+// verified on token requests, tokens bound to the proof key, nonces on demand, at the token
+// endpoint and at the MCP server). startIdentityProvider is an enterprise identity provider's
+// token endpoint doing token exchange (RFC 8693): an ID token it issued becomes an ID-JAG.
+//
 // Every value the servers issue or receive carries "CANARY" so tests can look for it anywhere.
 
-import type { JsonWebKey } from "node:crypto";
-import { createHash, createPublicKey, randomBytes, verify } from "node:crypto";
+import type { JsonWebKey, KeyObject } from "node:crypto";
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import {
   type Handler,
@@ -46,12 +52,24 @@ export interface AuthServerOptions {
   grantNoScopes?: boolean;
   /** Refuse every authorization code (invalid_grant), echoing the code and verifier back. */
   rejectCodes?: boolean;
+  /** Accept the JWT-bearer grant with assertions signed by this ES256 key (a workload's issuer). */
+  workloadKey?: JsonWebKey;
+  /** Accept the JWT-bearer grant with ID-JAGs from this identity provider. */
+  identityProvider?: IdentityProvider;
+  /** Advertise and verify DPoP; `nonce`: demand a nonce first; `nonceLoop`: a new one every time. */
+  dpop?: { nonce?: boolean; nonceLoop?: boolean };
+  /** The token endpoint answers with a redirect to this URL. */
+  tokenRedirect?: string;
+  /** Token responses padded past this many bytes. */
+  tokenBytes?: number;
 }
 
 export interface IssuedToken {
   scopes: string[];
   expiresAt: number;
   resource: string | undefined;
+  /** The thumbprint of the DPoP key the token is bound to. */
+  jkt?: string;
 }
 
 export interface AuthServer {
@@ -66,10 +84,180 @@ export interface AuthServer {
   /** Form bodies of token requests, in order. */
   tokenRequests: URLSearchParams[];
   authorizeRequests: URLSearchParams[];
+  /** DPoP proofs seen at the token endpoint (headers), in order, and the reasons any failed. */
+  dpopProofs: string[];
+  dpopErrors: string[];
+  /** application_type of each registration request, in order. */
+  applicationTypes: (string | undefined)[];
   close(): Promise<void>;
 }
 
+/** A fresh ES256 key pair as JWKs, for assertions and ID tokens. */
+export function es256(): { privateJwk: JsonWebKey; publicJwk: JsonWebKey; privateKey: KeyObject } {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  return {
+    privateKey,
+    privateJwk: privateKey.export({ format: "jwk" }),
+    publicJwk: publicKey.export({ format: "jwk" }),
+  };
+}
+
+/** Signs an ES256 JWT with node:crypto. */
+export function signJwt(
+  claims: Record<string, unknown>,
+  key: KeyObject,
+  header: Record<string, unknown> = {},
+): string {
+  const h = Buffer.from(JSON.stringify({ alg: "ES256", typ: "JWT", ...header })).toString("base64url");
+  const p = Buffer.from(JSON.stringify(claims)).toString("base64url");
+  const s = sign("sha256", Buffer.from(`${h}.${p}`), { key, dsaEncoding: "ieee-p1363" });
+  return `${h}.${p}.${s.toString("base64url")}`;
+}
+
+function decodePart(part: string | undefined): Record<string, unknown> {
+  try {
+    return JSON.parse(Buffer.from(part ?? "", "base64url").toString("utf8")) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** RFC 7638 thumbprint of an EC public JWK. */
+export function thumbprint(jwk: JsonWebKey): string {
+  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
+  return createHash("sha256").update(canonical).digest("base64url");
+}
+
+/**
+ * Checks a DPoP proof (RFC 9449 §4.3) for a request: typ, ES256, public jwk only, signature,
+ * htm, htu (no query), a fresh iat, a jti not seen before, ath for the token when one is
+ * presented, and the nonce when one is required. Returns the key's thumbprint or a reason.
+ */
+export function checkProof(
+  proof: string | string[] | undefined,
+  expect: { method: string; url: string; token?: string; nonce?: string; jtis: Set<string> },
+): { ok: true; jkt: string; nonce: unknown } | { ok: false; why: string } {
+  if (typeof proof !== "string") return { ok: false, why: "no single DPoP header" };
+  const parts = proof.split(".");
+  if (parts.length !== 3) return { ok: false, why: "not a JWS" };
+  const header = decodePart(parts[0]);
+  const claims = decodePart(parts[1]);
+  const jwk = header.jwk as JsonWebKey | undefined;
+  if (header.typ !== "dpop+jwt" || header.alg !== "ES256" || !jwk || jwk.d !== undefined)
+    return { ok: false, why: "header" };
+  const checked = verifyAssertion(proof, jwk);
+  if (!checked.ok) return { ok: false, why: checked.why };
+  const url = new URL(expect.url);
+  if (claims.htm !== expect.method) return { ok: false, why: "htm" };
+  if (claims.htu !== `${url.origin}${url.pathname}`) return { ok: false, why: "htu" };
+  if (typeof claims.iat !== "number" || Math.abs(Date.now() / 1000 - claims.iat) > 300)
+    return { ok: false, why: "iat" };
+  if (typeof claims.jti !== "string" || expect.jtis.has(claims.jti)) return { ok: false, why: "jti" };
+  expect.jtis.add(claims.jti);
+  if (expect.token !== undefined) {
+    const ath = createHash("sha256").update(expect.token).digest("base64url");
+    if (claims.ath !== ath) return { ok: false, why: "ath" };
+  }
+  if (expect.nonce !== undefined && claims.nonce !== expect.nonce) return { ok: false, why: "nonce" };
+  return { ok: true, jkt: thumbprint(jwk), nonce: claims.nonce };
+}
+
 const canary = (kind: string) => `${kind}-CANARY-${randomBytes(12).toString("hex")}`;
+
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token";
+const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag";
+
+export interface IdentityProvider {
+  server: HostileServer;
+  origin: string;
+  tokenEndpoint: string;
+  /** Verifies the ID-JAGs it issues. */
+  publicJwk: JsonWebKey;
+  /** A fresh ID token for a user (a JWT it signed), and a secret to look for. */
+  idToken(user?: string): string;
+  /** Token exchange requests, in order. */
+  exchanges: URLSearchParams[];
+  secrets: Set<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * An enterprise identity provider's token endpoint: token exchange (RFC 8693) of an ID token it
+ * issued (subject_token_type id_token) for an ID-JAG (requested_token_type id-jag) whose
+ * audience and resource are the ones asked for, for the client the exchange names.
+ */
+export async function startIdentityProvider(options: { asClientId: string }): Promise<IdentityProvider> {
+  const key = es256();
+  const issued = new Set<string>();
+  const secrets = new Set<string>();
+  const exchanges: URLSearchParams[] = [];
+  let origin = "";
+  const server = await startHttp(
+    (res, rec) => {
+      if (rec.path !== "/token" || rec.method !== "POST") return send(res, 404, { error: "not_found" });
+      const form = new URLSearchParams(rec.rawBody);
+      exchanges.push(form);
+      const subject = form.get("subject_token") ?? "";
+      if (form.get("grant_type") !== TOKEN_EXCHANGE)
+        return send(res, 400, { error: "unsupported_grant_type" });
+      if (
+        form.get("subject_token_type") !== ID_TOKEN ||
+        form.get("requested_token_type") !== ID_JAG ||
+        !form.get("audience") ||
+        !form.get("resource")
+      )
+        return send(res, 400, { error: "invalid_request" });
+      // Echoes the subject token it refuses: the client must never show it.
+      if (!issued.has(subject))
+        return send(res, 400, { error: "invalid_grant", error_description: `unknown ${subject}` });
+      const now = Math.floor(Date.now() / 1000);
+      const jag = signJwt(
+        {
+          iss: origin,
+          sub: "user-1",
+          aud: form.get("audience"),
+          resource: form.get("resource"),
+          client_id: options.asClientId,
+          iat: now,
+          exp: now + 300,
+          jti: canary("jag"),
+        },
+        key.privateKey,
+        { typ: "oauth-id-jag+jwt" },
+      );
+      secrets.add(jag);
+      return send(res, 200, {
+        access_token: jag,
+        issued_token_type: ID_JAG,
+        token_type: "N_A",
+        expires_in: 300,
+      });
+    },
+    { path: "" },
+  );
+  origin = server.origin;
+  return {
+    server,
+    origin,
+    tokenEndpoint: `${origin}/token`,
+    publicJwk: key.publicJwk,
+    idToken(user = "user-1") {
+      const now = Math.floor(Date.now() / 1000);
+      const jwt = signJwt(
+        { iss: origin, sub: user, aud: "idp-client", iat: now, exp: now + 3600, nonce: canary("idt") },
+        key.privateKey,
+      );
+      issued.add(jwt);
+      secrets.add(jwt);
+      return jwt;
+    },
+    exchanges,
+    secrets,
+    close: () => server.close(),
+  };
+}
 
 function b64url(buf: Buffer): string {
   return buf.toString("base64url");
@@ -138,20 +326,38 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
   const secrets = new Set<string>();
   const tokenRequests: URLSearchParams[] = [];
   const authorizeRequests: URLSearchParams[] = [];
+  const dpopProofs: string[] = [];
+  const dpopErrors: string[] = [];
+  const applicationTypes: (string | undefined)[] = [];
+  const jtis = new Set<string>();
+  let nonceCount = 0;
+  let asNonce = "as-nonce-0";
   let origin = "";
 
-  const issue = (asked: string[], clientId: string, resource: string | undefined, withRefresh: boolean) => {
+  const issue = (
+    asked: string[],
+    clientId: string,
+    resource: string | undefined,
+    withRefresh: boolean,
+    jkt?: string,
+  ) => {
     const scopes = options.grantNoScopes ? [] : asked;
     const access = canary("at");
     const expiresIn = options.expiresIn ?? 3600;
-    tokens.set(access, { scopes, expiresAt: Date.now() + expiresIn * 1000, resource });
+    tokens.set(access, {
+      scopes,
+      expiresAt: Date.now() + expiresIn * 1000,
+      resource,
+      ...(jkt ? { jkt } : {}),
+    });
     secrets.add(access);
     const body: Record<string, unknown> = {
       access_token: access,
-      token_type: "Bearer",
+      token_type: jkt ? "DPoP" : "Bearer",
       expires_in: expiresIn,
       scope: scopes.join(" "),
     };
+    if (options.tokenBytes) body.padding = "x".repeat(options.tokenBytes);
     if (withRefresh && options.refreshTokens !== false) {
       const rt = canary("rt");
       refreshTokens.set(rt, { scopes, clientId, resource });
@@ -216,6 +422,9 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       token_endpoint_auth_signing_alg_values_supported: ["ES256"],
     };
     if (options.registration !== false) doc.registration_endpoint = `${origin}/register`;
+    if (options.dpop) doc.dpop_signing_alg_values_supported = ["ES256"];
+    if (options.workloadKey || options.identityProvider)
+      (doc.grant_types_supported as string[]).push(JWT_BEARER);
     if (options.scopesSupported) doc.scopes_supported = options.scopesSupported;
     if (options.metadataBytes) doc.padding = "x".repeat(options.metadataBytes);
     return doc;
@@ -254,7 +463,12 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       return;
     }
     if (url.pathname === "/register" && rec.method === "POST") {
-      const body = rec.body as { token_endpoint_auth_method?: string; redirect_uris?: string[] };
+      const body = rec.body as {
+        token_endpoint_auth_method?: string;
+        redirect_uris?: string[];
+        application_type?: string;
+      };
+      applicationTypes.push(body.application_type);
       const id = `dcr-${randomBytes(6).toString("hex")}`;
       const method = body.token_endpoint_auth_method ?? "client_secret_basic";
       const reg: Record<string, unknown> = { client_id: id, redirect_uris: body.redirect_uris ?? [] };
@@ -269,11 +483,73 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
       return send(res, 201, reg);
     }
     if (url.pathname === "/token" && rec.method === "POST") {
+      if (options.tokenRedirect) {
+        res.writeHead(307, { location: options.tokenRedirect }).end();
+        return;
+      }
       const form = new URLSearchParams(rec.rawBody);
       tokenRequests.push(form);
-      for (const k of ["code", "code_verifier", "refresh_token", "client_secret", "client_assertion"]) {
+      for (const k of [
+        "code",
+        "code_verifier",
+        "refresh_token",
+        "client_secret",
+        "client_assertion",
+        "assertion",
+      ]) {
         const v = form.get(k);
         if (v) secrets.add(v);
+      }
+      // DPoP (RFC 9449 §5): a proof binds the token; a nonce is demanded first when asked to.
+      let jkt: string | undefined;
+      if (options.dpop && rec.headers.dpop !== undefined) {
+        dpopProofs.push(String(rec.headers.dpop));
+        const wantNonce = options.dpop.nonce || options.dpop.nonceLoop;
+        const checked = checkProof(rec.headers.dpop, {
+          method: "POST",
+          url: `${origin}/token`,
+          jtis,
+          // A looping server takes no nonce it has named: each answer names another.
+          ...(wantNonce ? { nonce: options.dpop.nonceLoop ? "never-named" : asNonce } : {}),
+        });
+        if (!checked.ok) {
+          dpopErrors.push(checked.why);
+          if (checked.why === "nonce") {
+            if (options.dpop.nonceLoop) asNonce = `as-nonce-${++nonceCount}`;
+            return send(
+              res,
+              400,
+              { error: "use_dpop_nonce", error_description: "a nonce is required" },
+              { "dpop-nonce": asNonce },
+            );
+          }
+          return send(res, 400, { error: "invalid_dpop_proof" });
+        }
+        jkt = checked.jkt;
+      }
+      if (form.get("grant_type") === JWT_BEARER) {
+        const assertion = form.get("assertion") ?? "";
+        const checked = jwtGrant(assertion);
+        if (!checked.ok)
+          // Echoes the assertion: the client must never show it.
+          return send(res, 400, {
+            error: "invalid_grant",
+            error_description: `${checked.why}: ${assertion}`,
+          });
+        if (checked.clientId !== undefined) {
+          const who = authenticate(rec, form);
+          if ("error" in who || who.id !== checked.clientId)
+            return send(res, 401, {
+              error: "invalid_client",
+              error_description: "the ID-JAG names another client",
+            });
+        }
+        const scopes = (form.get("scope") ?? "").split(" ").filter(Boolean);
+        return send(
+          res,
+          200,
+          issue(scopes, checked.clientId ?? "workload", form.get("resource") ?? undefined, false, jkt),
+        );
       }
       const who = authenticate(rec, form);
       if ("error" in who)
@@ -299,23 +575,42 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
             // Echoes what it was given: the client must never show it.
             error_description: `bad code ${form.get("code")} or verifier ${verifier}`,
           });
-        return send(res, 200, issue(code.scopes, who.id, form.get("resource") ?? undefined, true));
+        return send(res, 200, issue(code.scopes, who.id, form.get("resource") ?? undefined, true, jkt));
       }
       if (grant === "refresh_token") {
         const old = form.get("refresh_token") ?? "";
         const known = refreshTokens.get(old);
         if (!known) return send(res, 400, { error: "invalid_grant", error_description: `unknown ${old}` });
         refreshTokens.delete(old); // rotation: a refresh token is good for one use
-        return send(res, 200, issue(known.scopes, who.id, form.get("resource") ?? undefined, true));
+        return send(res, 200, issue(known.scopes, who.id, form.get("resource") ?? undefined, true, jkt));
       }
       if (grant === "client_credentials") {
         const scopes = (form.get("scope") ?? "").split(" ").filter(Boolean);
-        return send(res, 200, issue(scopes, who.id, form.get("resource") ?? undefined, false));
+        return send(res, 200, issue(scopes, who.id, form.get("resource") ?? undefined, false, jkt));
       }
       return send(res, 400, { error: "unsupported_grant_type" });
     }
     return send(res, 404, { error: "not_found" });
   };
+
+  /** A JWT-bearer assertion: a workload's (signed by workloadKey) or an ID-JAG (from the identity provider). */
+  function jwtGrant(jwt: string): { ok: true; clientId?: string } | { ok: false; why: string } {
+    const [h, p] = jwt.split(".");
+    const header = decodePart(h);
+    const claims = decodePart(p);
+    const idp = options.identityProvider;
+    const jag = header.typ === "oauth-id-jag+jwt";
+    const key = jag ? idp?.publicJwk : options.workloadKey;
+    if (!key) return { ok: false, why: "untrusted issuer" };
+    const checked = verifyAssertion(jwt, key);
+    if (!checked.ok) return { ok: false, why: checked.why };
+    if (claims.aud !== origin && claims.aud !== `${origin}/`) return { ok: false, why: "audience" };
+    if (typeof claims.exp !== "number" || claims.exp * 1000 < Date.now())
+      return { ok: false, why: "expired" };
+    if (!jag) return { ok: true };
+    if (claims.iss !== idp?.origin) return { ok: false, why: "issuer" };
+    return { ok: true, clientId: String(claims.client_id) };
+  }
 
   const server = await startHttp(handler, { path: "" });
   origin = server.origin;
@@ -324,6 +619,9 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
     origin,
     tokens,
     secrets,
+    dpopProofs,
+    dpopErrors,
+    applicationTypes,
     count: (path) => server.requests.filter((r) => new URL(r.path, origin).pathname === path).length,
     tokenRequests,
     authorizeRequests,
@@ -342,6 +640,10 @@ export interface ProtectedServerOptions {
   resourceMetadataInHeader?: boolean;
   /** A tools/call JSON-RPC error that echoes the request's Authorization header. */
   echoAuthorization?: boolean;
+  /** DPoP at the MCP server: `nonce` demands one first; `nonceLoop` names a new one every time. */
+  dpop?: { nonce?: boolean; nonceLoop?: boolean };
+  /** Proofs the server saw, and the reasons any failed. */
+  proofs?: { seen: string[]; errors: string[]; schemes: string[] };
 }
 
 /**
@@ -354,6 +656,9 @@ export async function startProtectedServer(
   options: ProtectedServerOptions = {},
 ): Promise<HostileServer> {
   const inner = legacyStreamableHandler();
+  const rsJtis = new Set<string>();
+  let rsNonce = "rs-nonce-0";
+  let rsNonceCount = 0;
   let url = "";
   let origin = "";
   const metadataUrl = () => `${origin}/.well-known/oauth-protected-resource/mcp`;
@@ -372,8 +677,35 @@ export async function startProtectedServer(
     }
     if (rec.path.startsWith("/.well-known/")) return send(res, 404, { error: "not_found" });
     const header = String(rec.headers.authorization ?? "");
-    const token = /^Bearer (.+)$/.exec(header)?.[1];
-    const issued = token ? as.tokens.get(token) : undefined;
+    const [, scheme, token] = /^(\S+) (.+)$/.exec(header) ?? [];
+    if (scheme) options.proofs?.schemes.push(scheme);
+    let issued = token ? as.tokens.get(token) : undefined;
+    if (issued?.jkt) {
+      // A bound token is good only as `DPoP` with a proof by its key (RFC 9449 §7).
+      if (rec.headers.dpop !== undefined) options.proofs?.seen.push(String(rec.headers.dpop));
+      const wantNonce = options.dpop?.nonce || options.dpop?.nonceLoop;
+      const checked = checkProof(rec.headers.dpop, {
+        method: rec.method,
+        url: `${origin}${rec.path}`,
+        token,
+        jtis: rsJtis,
+        ...(wantNonce ? { nonce: options.dpop?.nonceLoop ? "never-named" : rsNonce } : {}),
+      });
+      if (!checked.ok) options.proofs?.errors.push(checked.why);
+      if (!checked.ok && checked.why === "nonce") {
+        if (options.dpop?.nonceLoop) rsNonce = `rs-nonce-${++rsNonceCount}`;
+        return send(
+          res,
+          401,
+          { error: "use_dpop_nonce" },
+          {
+            "www-authenticate": `DPoP error="use_dpop_nonce", resource_metadata="${metadataUrl()}"`,
+            "dpop-nonce": rsNonce,
+          },
+        );
+      }
+      if (!checked.ok || checked.jkt !== issued.jkt || scheme !== "DPoP") issued = undefined;
+    } else if (scheme !== "Bearer") issued = undefined;
     const needed = options.scopes ?? [];
     if (!issued || issued.expiresAt < Date.now()) {
       const scope = needed.length ? `scope="${needed.join(" ")}"` : "";
