@@ -1,7 +1,8 @@
 // `npm run qualify`: the package as users get it. Packs the project, installs the tarball into
 // a scratch folder with production dependencies only, compiles the CLI into a single binary with
 // Bun, and runs the qualification suite against the installed library and CLI under Node and Bun
-// and against the binary; then runs the official conformance suite's client scenarios.
+// and against the binary; then runs every client scenario of the official conformance suite (the
+// pinned release and the newest one) against the installed library.
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -90,10 +91,17 @@ step("qualification suite: library under Node and Bun, CLI under Node, Bun and t
   );
 });
 
-step("official conformance suite (client scenarios)", () => {
+step("official conformance suites, pinned and newest (every client scenario, twice)", () => {
   const dir = join(root, "qualify", "conformance");
-  if (!existsSync(join(dir, "node_modules", ".bin", "conformance"))) {
-    run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir });
-  }
-  run(process.execPath, [join(dir, "run.mjs")]);
+  const installed = ["@modelcontextprotocol/conformance", "conformance-next", "yaml"].every((p) =>
+    existsSync(join(dir, "node_modules", p, "package.json")),
+  );
+  if (!installed) run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir });
+  // The conformance client drives the installed package too, not the checkout.
+  run(process.execPath, [join(dir, "run.mjs")], {
+    env: {
+      ...process.env,
+      TETHER_CONFORMANCE_LIB: join(app, "node_modules", "mcp-tether", "dist", "index.js"),
+    },
+  });
 });

@@ -1,60 +1,51 @@
 // The client the official conformance suite drives: it appends the server URL to our command,
-// names the scenario in MCP_CONFORMANCE_SCENARIO and, for some auth scenarios, passes client
-// credentials as JSON in MCP_CONFORMANCE_CONTEXT. Runs on the project's own Node (20+) against
-// the built package.
-import { createPrivateKey } from "node:crypto";
-import { connect } from "../../dist/index.js";
+// names the scenario in MCP_CONFORMANCE_SCENARIO, the spec version in
+// MCP_CONFORMANCE_PROTOCOL_VERSION and, for some scenarios, passes data as JSON in
+// MCP_CONFORMANCE_CONTEXT (client credentials, the tool calls to make). Runs on the project's own
+// Node (20+) and uses tether's public API only (see harness.mjs for where it is loaded from).
+//
+// Each module in scenarios/ exports `scenarios`: handlers keyed by scenario name, or by a prefix
+// ending in `*` (`auth/*`). The most specific key wins: an exact name over a prefix, a longer
+// prefix over a shorter one. Modules named `auth-*.mjs` hold the authorization extensions
+// (enterprise-managed authorization, DPoP, workload identity); they are read after the others,
+// so a handler there replaces the general one of auth.mjs for the same key.
+import { readdirSync } from "node:fs";
+import { createContext } from "./harness.mjs";
 
-const url = process.argv.at(-1);
-const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "initialize";
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+const dir = new URL("./scenarios/", import.meta.url);
 
-/**
- * Stands in for the user's browser: follows the authorization URL's redirects with fetch until
- * the loopback redirect has been delivered (the suite's authorization server approves at once).
- */
-async function followInBrowser(authorizationUrl, signal) {
-  let next = authorizationUrl;
-  for (let hops = 0; hops < 5; hops++) {
-    const response = await fetch(next, { redirect: "manual", signal });
-    await response.body?.cancel();
-    const location = response.headers.get("location");
-    if (response.status < 300 || response.status >= 400 || !location) return;
-    next = new URL(location, next).href;
+async function loadHandlers() {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".mjs"))
+    .sort((a, b) => Number(a.startsWith("auth-")) - Number(b.startsWith("auth-")) || a.localeCompare(b));
+  const handlers = new Map();
+  for (const file of files) {
+    const module = await import(new URL(file, dir).href);
+    for (const [key, handler] of Object.entries(module.scenarios ?? {})) handlers.set(key, handler);
   }
+  return handlers;
 }
 
-const auth = {
-  // The suite's fixed client ID metadata document URL, used where the server supports them.
-  clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
-  clientId: context.client_id,
-  clientSecret: context.client_secret,
-  privateKeyJwk: context.private_key_pem
-    ? createPrivateKey(context.private_key_pem).export({ format: "jwk" })
-    : undefined,
-  grant: scenario.startsWith("auth/client-credentials") ? "client_credentials" : "authorization_code",
-  openUrl: followInBrowser,
-  tokenStore: false,
-};
-
-const client = await connect({
-  url,
-  eraHints: false,
-  timeoutMs: 20_000,
-  auth,
-  handlers: {
-    // Accept with whatever the schema defaults to: tether fills omitted fields from defaults.
-    elicitation: () => ({ action: "accept", content: {} }),
-  },
-});
-try {
-  const tools = await client.listTools();
-  if (scenario === "tools_call") {
-    await client.callTool("add_numbers", { a: 5, b: 3 });
-  } else if (scenario !== "initialize") {
-    // Other scenarios expose one tool each that exercises the behaviour under test.
-    for (const tool of tools) await client.callTool(tool.name, {});
+function pick(handlers, scenario) {
+  if (handlers.has(scenario)) return handlers.get(scenario);
+  let best;
+  for (const key of handlers.keys()) {
+    if (!key.endsWith("*") || !scenario.startsWith(key.slice(0, -1))) continue;
+    if (!best || key.length > best.length) best = key;
   }
-} finally {
-  await client.close();
+  return best && handlers.get(best);
+}
+
+const ctx = await createContext();
+const handler = pick(await loadHandlers(), ctx.scenario);
+if (!handler) {
+  ctx.log(`no handler for scenario ${ctx.scenario}: add one under qualify/conformance/scenarios/`);
+  process.exit(2);
+}
+try {
+  await handler(ctx);
+} catch (error) {
+  ctx.log(`failed: ${error?.stack ?? error}`);
+  if (ctx.tether.TetherError.is(error)) ctx.log(JSON.stringify(error.toJSON()));
+  process.exitCode = 1;
 }
