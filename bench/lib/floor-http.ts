@@ -63,8 +63,15 @@ export async function floorLegacyStreamable(
   };
 }
 
-/** server/discover + tools/list on a 2026-07-28 server. */
-export async function floorModern(url: string, fetchFn: typeof fetch = fetch): Promise<BenchClient> {
+/**
+ * server/discover + tools/list on a 2026-07-28 server; with `known` (a discover result already at
+ * hand, the warm case) tools/list alone.
+ */
+export async function floorModern(
+  url: string,
+  fetchFn: typeof fetch = fetch,
+  { known = false }: { known?: boolean } = {},
+): Promise<BenchClient> {
   const version = "2026-07-28";
   const meta = {
     "io.modelcontextprotocol/protocolVersion": version,
@@ -86,7 +93,7 @@ export async function floorModern(url: string, fetchFn: typeof fetch = fetch): P
     });
     return parseReply(await r.text(), r.headers.get("content-type"));
   };
-  await request("server/discover");
+  if (!known) await request("server/discover");
   return {
     listTools: () => request("tools/list"),
     callTool: (name, args) => request("tools/call", { name, arguments: args }, { "mcp-name": name }),

@@ -1,5 +1,8 @@
 // §2 Cold CLI start: `tether tools -- node <legacy stdio server>` as a whole process, against a
 // no-library floor doing the same exchange over raw pipes and a minimal official (v1) script.
+// Then the same against the reference server-everything, which takes a while to exit once its stdin
+// ends: the first byte on stdout (when a reader has the result) and the exit are timed apart, and
+// the CPU of the whole process tree (client and server) is counted.
 
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
@@ -12,10 +15,12 @@ import type { Row } from "../lib/report.ts";
 import { summarize } from "../lib/stats.ts";
 
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
-const BIN = root("dist/tether.mjs");
+/** The built CLI: dist/tether.mjs, or another build named by TETHER_BENCH_CLI (built with scripts/bundle-cli.mjs). */
+const BIN = process.env.TETHER_BENCH_CLI ?? root("dist/tether.mjs");
 const SERVER = root("examples/servers/legacy-stdio.mjs");
 const FLOOR = root("bench/scripts/floor-stdio.mjs");
 const OFFICIAL = root("bench/scripts/official-v1-tools.mjs");
+const EVERYTHING = root("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
 export interface CliConfig {
   runs: number;
@@ -27,7 +32,7 @@ async function distStaleness(): Promise<string | undefined> {
   try {
     bin = statSync(BIN).mtimeMs;
   } catch {
-    throw new Error("bench: dist/tether.mjs is missing; run `npm run build` first");
+    throw new Error(`bench: ${BIN} is missing; run \`npm run build\` first`);
   }
   const newer: string[] = [];
   for (const entry of await readdir(root("src"), { recursive: true })) {
@@ -36,7 +41,7 @@ async function distStaleness(): Promise<string | undefined> {
     if (statSync(join(root("src"), file)).mtimeMs > bin) newer.push(file);
   }
   return newer.length > 0
-    ? `dist/ is older than ${newer.length} source file(s) (${newer.slice(0, 3).join(", ")}); run \`npm run build\` for current figures`
+    ? `${BIN} is older than ${newer.length} source file(s) (${newer.slice(0, 3).join(", ")}); run \`npm run build\` for current figures`
     : undefined;
 }
 
@@ -76,6 +81,24 @@ export async function cliSection(cfg: CliConfig): Promise<{ rows: Row[]; stale?:
           ),
         floor: async () => checked(await timeProcess(node, [FLOOR, node, SERVER]), "floor script"),
         official: async () => checked(await timeProcess(node, [OFFICIAL, node, SERVER]), "official script"),
+        everythingCold: async () => {
+          const dir = mkdtempSync(join(tmpdir(), "tether-bench-cold-"));
+          coldDirs.push(dir);
+          return checked(
+            await timeProcess(node, [BIN, "tools", "--", node, EVERYTHING, "stdio"], {
+              env: env(dir),
+              cpu: true,
+            }),
+            "tether cold (server-everything)",
+          );
+        },
+        everythingFloor: async () =>
+          checked(await timeProcess(node, [FLOOR, node, EVERYTHING, "stdio"], { cpu: true }), "floor script"),
+        everythingOfficial: async () =>
+          checked(
+            await timeProcess(node, [OFFICIAL, node, EVERYTHING, "stdio"], { cpu: true }),
+            "official script",
+          ),
         // What the two processes cost before any MCP: Node booting, then our CLI's module graph.
         nodeBoot: () => timeProcess(node, ["-e", "0"]),
         cliBoot: () => timeProcess(node, [BIN, "--version"]),
@@ -117,13 +140,16 @@ export async function cliSection(cfg: CliConfig): Promise<{ rows: Row[]; stale?:
     }
     const nodeBoot = s("nodeBoot");
     const cliBoot = s("cliBoot");
+    rows.push(...everythingRows(r.everythingCold, r.everythingFloor, r.everythingOfficial));
+    const bootRatio = cliBoot.median / nodeBoot.median;
     rows.push({
       section: "2",
       case: "process boot only: `node -e 0` / `tether --version`",
       unit: "ms",
       ours: cliBoot,
       official: { label: "node -e 0", summary: nodeBoot },
-      ratio: cliBoot.median / nodeBoot.median,
+      ratio: bootRatio,
+      target: { text: "≤ 1.5× node -e 0", met: bootRatio <= 1.5 },
       note: `the floor itself is ${(floor.median / official.median).toFixed(2)}× the official script, so ≤ 0.5× official is below what raw pipes achieve against this server; client-side cost over the floor: ours cold ${(s("cold").median - floor.median).toFixed(0)} ms, warm ${(s("warm").median - floor.median).toFixed(0)} ms, official ${(official.median - floor.median).toFixed(0)} ms`,
     });
     return { rows, stale };
@@ -131,4 +157,77 @@ export async function cliSection(cfg: CliConfig): Promise<{ rows: Row[]; stale?:
     rmSync(warmDir, { recursive: true, force: true });
     for (const d of coldDirs) rmSync(d, { recursive: true, force: true });
   }
+}
+
+/**
+ * `tether tools -- node <server-everything> stdio`, cold, against the raw-pipe floor and the v1
+ * script: first stdout byte (a reader has the tool list), exit (the server is gone), and the CPU of
+ * the whole tree. The floor prints before it closes the server's stdin, as the official script does.
+ */
+function everythingRows(ours: ProcessRun[], floor: ProcessRun[], official: ProcessRun[]): Row[] {
+  const label = "tether tools -- server-everything (cold)";
+  const pick = (runs: ProcessRun[], f: (r: ProcessRun) => number | undefined) =>
+    summarize(runs.map(f).filter((v): v is number => v !== undefined && Number.isFinite(v)));
+  const first = (r: ProcessRun) => r.firstStdoutMs;
+  const exit = (r: ProcessRun) => r.ms;
+  const cpu = (r: ProcessRun) => r.cpuMs;
+  const rows: Row[] = [];
+  const firstOurs = pick(ours, first);
+  const firstFloor = pick(floor, first);
+  const firstRatio = firstOurs.median / firstFloor.median;
+  rows.push(
+    {
+      section: "2",
+      case: `${label}: first stdout byte`,
+      unit: "ms",
+      ours: firstOurs,
+      official: { label: "floor script (raw pipes)", summary: firstFloor },
+      ratio: firstRatio,
+      target: { text: "≤ 1.1× floor", met: firstRatio <= 1.1 },
+    },
+    {
+      section: "2",
+      case: `${label}: first stdout byte`,
+      unit: "ms",
+      ours: firstOurs,
+      official: { label: "official v1 script", summary: pick(official, first) },
+      floor: firstFloor,
+      ratio: firstOurs.median / pick(official, first).median,
+    },
+    {
+      section: "2",
+      case: `${label}: exit`,
+      unit: "ms",
+      ours: pick(ours, exit),
+      official: { label: "floor script (raw pipes)", summary: pick(floor, exit) },
+      ratio: pick(ours, exit).median / pick(floor, exit).median,
+      note: "exit waits for the server to be gone; the floor sends SIGTERM 500 ms after closing stdin, ours follows its own stdin → SIGTERM → SIGKILL grace",
+    },
+  );
+  const cpuOurs = pick(ours, cpu);
+  const cpuFloor = pick(floor, cpu);
+  if (cpuOurs.n > 0 && cpuFloor.n > 0) {
+    const cpuRatio = cpuOurs.median / cpuFloor.median;
+    rows.push(
+      {
+        section: "2",
+        case: `${label}: CPU, client + server`,
+        unit: "ms",
+        ours: cpuOurs,
+        official: { label: "floor script (raw pipes)", summary: cpuFloor },
+        ratio: cpuRatio,
+        target: { text: "≤ 1.05× floor", met: cpuRatio <= 1.05 },
+      },
+      {
+        section: "2",
+        case: `${label}: CPU, client + server`,
+        unit: "ms",
+        ours: cpuOurs,
+        official: { label: "official v1 script", summary: pick(official, cpu) },
+        floor: cpuFloor,
+        ratio: cpuOurs.median / pick(official, cpu).median,
+      },
+    );
+  }
+  return rows;
 }

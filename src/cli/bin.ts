@@ -1,76 +1,17 @@
-import { interruptError } from "../errors/failures.ts";
-import { Interrupt } from "../errors/interrupt.ts";
-import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
-import { readStdinBounded } from "./args.ts";
-import { askAsync, askOnTerminal } from "./ask.ts";
-import { EXIT_STATUS } from "./exit-codes.ts";
-import { main } from "./main.ts";
+// The `tether` binary's entry. It loads the least it can before it knows what was asked: a bare
+// `--version` is answered from here, and everything else loads with the command (the bundle keeps
+// the rest in chunks that are read only then).
+import nodeModule from "node:module";
+import { VERSION } from "./help.ts";
 
-/**
- * After the first SIGINT or SIGTERM, how long the orderly shutdown may take: the call is cancelled
- * and the connection closed within its cleanup grace; the rest is room for a slow machine.
- */
-const INTERRUPTED_EXIT_MS = 2 * CLEANUP_GRACE_MS;
+// V8's compiled code for the CLI's chunks is kept between runs where the runtime can (Node 22.1+);
+// Node 20 has no compile cache and starts without one.
+(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
-/**
- * The first signal cancels: the call in flight is abandoned (with a cancellation notice to the
- * server) and the connection closed, the server's whole process tree with it. A second signal, or
- * a shutdown that overruns, exits at once; the exit itself kills what is left of any server tree.
- * SIGHUP (the terminal went away) counts too: a stdio server runs in its own session and no longer
- * hears the terminal, so we are the ones who end it.
- */
-const controller = new AbortController();
-let finished = false;
-let interrupted = false;
-const onSignal = (name: NodeJS.Signals) => {
-  if (interrupted) {
-    exitNow(name);
-    return;
-  }
-  interrupted = true;
-  controller.abort(new Error(name));
-  setTimeout(() => exitNow(name), INTERRUPTED_EXIT_MS).unref();
-};
-const signals: NodeJS.Signals[] = process.platform === "win32" ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
-for (const name of signals) process.on(name, onSignal);
-
-/** Exits now with the one error record, unless main already finished and wrote its own. */
-function exitNow(name: NodeJS.Signals): void {
-  if (finished) return;
-  finished = true;
-  const error = interruptError(new Interrupt("caller", "cancelled", undefined, new Error(name)), {
-    stage: "close",
-    phase: "call",
-  });
-  process.stderr.write(`${JSON.stringify(error.toJSON())}\n`);
-  process.exit(EXIT_STATUS.cancelled);
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  process.stdout.write(`${VERSION}\n`);
+} else {
+  const { runCli } = await import("./cli-process.ts");
+  await runCli(argv);
 }
-
-const out: (string | Uint8Array)[] = [];
-const status = await main(process.argv.slice(2), {
-  stdout: (t) => {
-    out.push(t);
-  },
-  stdoutNow: (t) => {
-    process.stdout.write(t);
-  },
-  stdoutBytes: (b) => {
-    out.push(b);
-  },
-  // Lifecycle events stream as they come; the error record is the last line.
-  stderr: (t) => {
-    process.stderr.write(t);
-  },
-  env: process.env,
-  isTty: process.stdout.isTTY === true,
-  stderrIsTty: process.stderr.isTTY === true,
-  columns: process.stdout.columns,
-  signal: controller.signal,
-  readStdin: () => readStdinBounded(process.stdin),
-  askLine: process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal : undefined,
-  askAsync: process.stdin.isTTY && process.stderr.isTTY ? askAsync : undefined,
-});
-finished = true;
-// Output is written whole, at the end, so a failure never leaves anything partial on stdout.
-const whole = Buffer.concat(out.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
-process.stdout.write(whole, () => process.exit(status));

@@ -2,12 +2,17 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "../files/atomic-write.ts";
-import type { EraHint, EraHintStore } from "../protocol/era-hints.ts";
+import type { EraHint, EraHintStore, StoredDiscover } from "../protocol/era-hints.ts";
 
 /** Hints older than this are ignored: servers get upgraded. */
 const HINT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** The file never grows past this many servers; the oldest go first. */
 const MAX_HINTS = 500;
+/**
+ * A modern server's discover result is kept beside its hint only up to this size (as JSON): with
+ * MAX_HINTS that bounds the file, and a larger one costs a `server/discover` next time, nothing more.
+ */
+const MAX_DISCOVER_CHARS = 16 * 1024;
 
 interface FileShape {
   version: 1;
@@ -65,15 +70,25 @@ export class FileEraHints implements EraHintStore {
       !["stdio", "streamable-http", "sse"].includes(hint.mode)
     )
       return undefined;
-    return { era: hint.era, mode: hint.mode };
+    // The stored discover result's own checks (age, versions, the policy) are made where it is adopted.
+    const discover = hint.era === "modern" ? storedDiscover(hint.discover) : undefined;
+    return { era: hint.era, mode: hint.mode, ...(discover ? { discover } : {}) };
   }
 
   set(key: string, hint: EraHint): void {
     const doc = this.#read();
     const old = doc.hints[key];
-    if (old && old.era === hint.era && old.mode === hint.mode && Date.now() - old.at < HINT_TTL_MS / 2)
+    const discover =
+      hint.discover && JSON.stringify(hint.discover).length <= MAX_DISCOVER_CHARS ? hint.discover : undefined;
+    if (
+      old &&
+      old.era === hint.era &&
+      old.mode === hint.mode &&
+      old.discover?.receivedAt === discover?.receivedAt &&
+      Date.now() - old.at < HINT_TTL_MS / 2
+    )
       return;
-    doc.hints[key] = { ...hint, at: Date.now() };
+    doc.hints[key] = { era: hint.era, mode: hint.mode, ...(discover ? { discover } : {}), at: Date.now() };
     this.#write(doc);
   }
 
@@ -83,6 +98,15 @@ export class FileEraHints implements EraHintStore {
     delete doc.hints[key];
     this.#write(doc);
   }
+}
+
+/** A discover record read back from the file, if it has the shape one is written in. */
+function storedDiscover(v: unknown): StoredDiscover | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const d = v as Partial<StoredDiscover>;
+  if (typeof d.protocolVersion !== "string" || typeof d.receivedAt !== "number") return undefined;
+  if (typeof d.result !== "object" || d.result === null || Array.isArray(d.result)) return undefined;
+  return { protocolVersion: d.protocolVersion, result: d.result, receivedAt: d.receivedAt };
 }
 
 /**

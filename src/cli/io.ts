@@ -5,6 +5,8 @@ export interface Io {
   stdoutBytes?: (bytes: Uint8Array) => void;
   /** Writes to stdout at once, for output that streams (`watch`); else stdout is written at the end. */
   stdoutNow?: (text: string) => void;
+  /** Writes what stdout holds now: the result is whole, and closing the connection cannot change it. */
+  flush?: () => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
   isTty: boolean;

@@ -8,6 +8,7 @@
 import { configError } from "../errors/failures.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { OutputValidator } from "../options/output-validator.ts";
+import { type QuickCheck, quickCheckOf } from "./schema-fast-path.ts";
 
 /** The validator's findings on a mismatch: kept as the error's `cause`, never in its message. */
 export class OutputSchemaMismatch extends Error {
@@ -58,14 +59,19 @@ export function defaultValidator(): Promise<OutputValidator> {
 }
 
 function compiledBy(Validator: ValidatorClass): OutputValidator {
-  const compiled = new WeakMap<JsonObject, CompiledValidator>();
+  const compiled = new WeakMap<JsonObject, { quick: QuickCheck | undefined; full: CompiledValidator }>();
   return (schema, value) => {
     let v = compiled.get(schema);
     if (!v) {
-      v = new Validator(structuredClone(schema), draftOf(schema), false);
+      v = {
+        quick: quickCheckOf(schema),
+        full: new Validator(structuredClone(schema), draftOf(schema), false),
+      };
       compiled.set(schema, v);
     }
-    const result = v.validate(value);
+    // A plain schema's quick "valid" is final; anything else gets the full validator's findings.
+    if (v.quick?.(value)) return { valid: true };
+    const result = v.full.validate(value);
     if (result.valid) return { valid: true };
     return {
       valid: false,

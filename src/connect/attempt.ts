@@ -1,6 +1,7 @@
 import type { Client } from "../client/api.ts";
 import { type ClientExtras, ConnectedClient } from "../client/client.ts";
 import type { Established } from "../client/established.ts";
+import { classifyFailure } from "../errors/classify.ts";
 import type { Era, TransportMode } from "../errors/codes.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { toPublicError } from "../errors/to-public.ts";
@@ -10,7 +11,7 @@ import { AttemptSessions } from "./attempt-sessions.ts";
 import { Detection } from "./detection.ts";
 import type { Runtime } from "./runtime.ts";
 import { StageRunner } from "./stage-runner.ts";
-import { TransientRetry } from "./transient-retry.ts";
+import type { TransientRetry } from "./transient-retry.ts";
 
 /** The transport mode events name for a target: the one asked for (auto detection starts on Streamable HTTP). */
 export function modeOf(target: ResolvedTarget): TransportMode {
@@ -34,6 +35,8 @@ export async function runAttempt(
   n: number,
   trace: AttemptTrace,
   extras: Pick<ClientExtras, "validateOutput">,
+  /** The establishment's one allowance of transient-retry waits, shared by every attempt (R7). */
+  transient: TransientRetry,
 ): Promise<Client> {
   const { options: o, events } = rt;
   const mode = modeOf(o.target);
@@ -46,19 +49,30 @@ export async function runAttempt(
     attempt: n,
     entered: (stage) => sessions.entered(stage),
   });
-  const detection = new Detection(
-    rt,
-    runner,
-    sessions,
-    new TransientRetry(o.transientRetries, deadline, o.clock),
-  );
+  const detection = new Detection(rt, runner, sessions, transient);
   let client: ConnectedClient | undefined;
   try {
-    const established = await establish(detection, runner, sessions, n);
+    let established = await establish(detection, runner, sessions, n);
     client = new ConnectedClient(established, o, { ...extras, redactor: rt.redactor, attempts: n });
     if (o.prefetchTools) {
       // The establishment deadline's signal bounds the listing; the budget it reports is the whole one.
-      await client.listTools({ signal: deadline.signal, timeoutMs: o.discovery.timeoutMs });
+      const list = (c: ConnectedClient) =>
+        c.listTools({ signal: deadline.signal, timeoutMs: o.discovery.timeoutMs });
+      try {
+        await list(client);
+      } catch (error) {
+        // On a stored discover result the listing is the server's first word: if it disagrees
+        // (another era or version, a dropped connection), the result goes and detection runs
+        // afresh, inside the same deadline. Any other failure stands.
+        if (!detection.adoptedDiscover || !disagrees(error)) throw error;
+        detection.dropAdopted();
+        const stale = client;
+        client = undefined;
+        await stale.close();
+        established = await establish(detection, runner, sessions, n);
+        client = new ConnectedClient(established, o, { ...extras, redactor: rt.redactor, attempts: n });
+        await list(client);
+      }
     }
     // The caller may have cancelled, or the deadline passed, just as the last stage succeeded (C4).
     if (deadline.signal.aborted) throw deadline.signal.reason;
@@ -104,6 +118,21 @@ export async function runAttempt(
     });
     throw failure;
   }
+}
+
+/**
+ * Whether the listing's failure, on a stored discover result, says the server is not what was
+ * stored: another era or version (a JSON-RPC refusal, 400/404/405, a protocol violation) or a
+ * dropped connection. Time, ceilings, credentials, throttling and cancellation say nothing of it.
+ */
+function disagrees(error: unknown): boolean {
+  if (classifyFailure(error).disprovesHint) return true;
+  if (!(error instanceof TetherError) || error.security) return false;
+  return (
+    error.code === "remote_error" ||
+    error.code === "protocol" ||
+    (error.httpStatus !== undefined && [400, 404, 405].includes(error.httpStatus))
+  );
 }
 
 /**

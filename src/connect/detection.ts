@@ -5,7 +5,7 @@ import { UNSUPPORTED_VERSION } from "../errors/rpc-codes.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import type { Session } from "../jsonrpc/session.ts";
 import type { EraEvidence } from "../protocol/era-evidence.ts";
-import { type EraHint, eraHintKey } from "../protocol/era-hints.ts";
+import { adoptableDiscover, type EraHint, eraHintKey, type StoredDiscover } from "../protocol/era-hints.ts";
 import type { HandshakeContext, Negotiated } from "../protocol/handshake.ts";
 import { legacyHandshake } from "../protocol/legacy-handshake.ts";
 import { modernNegotiated, modernRequest, probe } from "../protocol/modern-handshake.ts";
@@ -34,6 +34,9 @@ export interface Found {
  * - A remembered legacy era goes straight to `initialize` on the transport it was found on; a
  *   failure that disproves it (src/errors/classify.ts) drops it, and detection starts over inside
  *   the same deadline. A hint never overrides a pin or a ceiling (N7).
+ * - A remembered modern server's discover result is adopted without asking again when the
+ *   connection lists its tools at once (`prefetchTools`): that listing is then the first exchange
+ *   and proves the result; the attempt drops it and runs detection again if the server disagrees.
  */
 export class Detection {
   readonly #rt: Runtime;
@@ -42,6 +45,8 @@ export class Detection {
   readonly #ctx: HandshakeContext;
   readonly #hintKey: string | undefined;
   #hintUse: "used" | "dropped" | "none" = "none";
+  /** The stored discover result this attempt's session was established on, without asking. */
+  #adopted: StoredDiscover | undefined;
   /** The era this attempt has evidence of, or is speaking: told to the recovery policy (R3). */
   era: Era | undefined;
 
@@ -73,15 +78,69 @@ export class Detection {
     return this.#hintUse;
   }
 
+  /** Whether the session was established on a stored discover result, not yet confirmed by the server. */
+  get adoptedDiscover(): boolean {
+    return this.#adopted !== undefined;
+  }
+
   async run(): Promise<Found> {
     const t = this.#rt.options.target;
-    const found = t.kind === "stdio" ? await this.#stdio(t) : await this.#http(t);
-    if (this.#hintKey)
+    this.#adopted = undefined;
+    const found =
+      (await this.#storedModern(t)) ?? (t.kind === "stdio" ? await this.#stdio(t) : await this.#http(t));
+    if (this.#hintKey) {
+      const { negotiated } = found;
+      // A result adopted from the store keeps its own age; a fresh one starts a new one.
+      const discover: StoredDiscover | undefined =
+        this.#adopted ??
+        (negotiated.era === "modern" && negotiated.discoverResult
+          ? {
+              protocolVersion: negotiated.protocolVersion,
+              result: negotiated.discoverResult,
+              receivedAt: Date.now(),
+            }
+          : undefined);
       this.#rt.options.eraHints?.set(this.#hintKey, {
-        era: found.negotiated.era,
+        era: negotiated.era,
         mode: found.session.transport.mode,
+        ...(discover ? { discover } : {}),
       });
+    }
     return found;
+  }
+
+  /**
+   * The server disagreed with the discover result this attempt adopted: the hint goes, and the
+   * next run detects afresh.
+   */
+  dropAdopted(): void {
+    if (this.#hintKey) this.#rt.options.eraHints?.delete(this.#hintKey);
+    this.#adopted = undefined;
+    this.#hintUse = "dropped";
+  }
+
+  // ---- a stored modern discover result ----
+
+  /**
+   * A session on the transport a modern server was found on, negotiated from its stored discover
+   * result, when there is one the policy takes and the tools are listed at once (that listing is
+   * the exchange that proves it); else undefined and detection runs as usual.
+   */
+  async #storedModern(t: StdioTarget | HttpTarget): Promise<Found | undefined> {
+    const o = this.#rt.options;
+    if (!o.prefetchTools || !this.#hintKey || this.#hintUse === "dropped") return undefined;
+    if (!modernAllowed(this.#ctx.policy)) return undefined;
+    const hint = o.eraHints?.get(this.#hintKey);
+    if (hint?.era !== "modern" || !hint.discover) return undefined;
+    const mode = t.kind === "stdio" ? "stdio" : t.transport === "sse" ? undefined : "streamable-http";
+    if (hint.mode !== mode) return undefined;
+    const version = adoptableDiscover(hint.discover, this.#ctx.policy, Date.now());
+    if (!version) return undefined;
+    const session = t.kind === "stdio" ? await this.#spawn(t) : this.#sessions.streamableHttp(t);
+    this.#hintUse = "used";
+    this.#adopted = hint.discover;
+    this.era = "modern";
+    return { session, negotiated: modernNegotiated(session, version, hint.discover.result) };
   }
 
   // ---- stdio ----

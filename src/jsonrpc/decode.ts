@@ -48,6 +48,19 @@ export function decodeText(text: string): DecodeResult {
   return messages ? { ok: true, messages } : { ok: false, reason: "not_jsonrpc" };
 }
 
+/**
+ * Decodes one frame already parsed (by the streaming parser, which builds nothing past
+ * MAX_JSON_DEPTH and says so): the same outcomes as `decodeText` for the same text.
+ */
+export function decodeValue(value: unknown, tooDeep: boolean): DecodeResult {
+  if (tooDeep) {
+    const refused = refusedRepliesIn(value, "too_deep");
+    return refused.length > 0 ? { ok: true, messages: refused } : { ok: false, reason: "too_deep" };
+  }
+  const messages = asMessages(value);
+  return messages ? { ok: true, messages } : { ok: false, reason: "not_jsonrpc" };
+}
+
 function refusedReplies(text: string): JsonRpcRefusedReply[] {
   let envelope: unknown;
   try {

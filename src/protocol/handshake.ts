@@ -12,6 +12,8 @@ export interface Negotiated {
   serverInfo: { name?: string; version?: string } | undefined;
   capabilities: JsonObject;
   instructions: string | undefined;
+  /** A modern server's discover result as received, kept with the era hint for later connections. */
+  discoverResult?: JsonObject;
 }
 
 /**

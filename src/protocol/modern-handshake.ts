@@ -35,7 +35,12 @@ export function modernRequest(
 /** A discover result at `version` as the negotiation's outcome; the transport is told the era. */
 export function modernNegotiated(session: Session, version: ProtocolVersion, result: JsonObject): Negotiated {
   session.transport.negotiated?.(version, "modern");
-  return { era: "modern", protocolVersion: version, ...serverFacts(result, "modern") };
+  return {
+    era: "modern",
+    protocolVersion: version,
+    ...serverFacts(result, "modern"),
+    discoverResult: result,
+  };
 }
 
 /**
