@@ -1,0 +1,43 @@
+/**
+ * What a command needs to know about `@NAME` before it loads anything of sessions: whether the
+ * target names one, and which flags a command on it may not use.
+ */
+import { configError } from "../errors/failures.ts";
+import { OAUTH_FLAGS } from "./flags.ts";
+
+/** Whether a target names a live session (`@NAME`). */
+export function isSessionTarget(target: string | undefined): target is string {
+  return target?.startsWith("@") === true;
+}
+
+/**
+ * How a connection is made is settled when its session starts; a command on `@NAME` that tries
+ * to change it is refused rather than silently ignored. Budgets and ceilings stay the command's.
+ */
+const FIXED_AT_START = [
+  "transport",
+  "header",
+  "env",
+  "bearer-env",
+  "protocol-version",
+  "max-protocol-version",
+  "probe-timeout",
+  "handshake-timeout",
+  "max-frame-bytes",
+  "retry",
+  "server-stderr",
+  "config",
+  "fresh",
+  "no-oauth",
+  ...OAUTH_FLAGS,
+];
+
+/** Refuses flags that only `session start` can apply. */
+export function checkSessionFlags(values: Record<string, unknown>): void {
+  for (const flag of FIXED_AT_START)
+    if (values[flag] !== undefined)
+      throw configError(
+        "inapplicable_flag",
+        `--${flag} is fixed when a session starts; it does not apply to a command on @NAME`,
+      );
+}
