@@ -16,10 +16,13 @@ import { fileURLToPath } from "node:url";
 import { startFleet } from "./lib/fleet.ts";
 import { type Row, renderTable } from "./lib/report.ts";
 import { autoDetectSection } from "./sections/auto-detect.ts";
+import { bridgeSection } from "./sections/bridge.ts";
 import { cliSection } from "./sections/cli-start.ts";
 import { establishSection } from "./sections/establish.ts";
 import { memorySection } from "./sections/memory.ts";
+import { sessionsSection } from "./sections/sessions.ts";
 import { throughputSection } from "./sections/throughput.ts";
+import { validationSection } from "./sections/validation.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -34,6 +37,7 @@ const config = {
   throughput: quick
     ? { repeats: 2, sequentialCalls: 100, concurrency: 32, callsPerWorker: 5, warmupCalls: 10 }
     : { repeats: 9, sequentialCalls: 300, concurrency: 32, callsPerWorker: 30, warmupCalls: 50 },
+  validation: quick ? { repeats: 2, calls: 300 } : { repeats: 8, calls: 2000 },
   memory: {
     repeats: quick ? 1 : 4,
     replyBytes: 200_000_000,
@@ -124,6 +128,7 @@ try {
   });
   await section("3", "call throughput", async () => {
     rows.push(...(await throughputSection(fleet!, config.throughput)));
+    rows.push(...(await validationSection(config.validation)));
   });
   await section("4", "memory under a 200 MB reply", async () => {
     const r = await memorySection(config.memory);
@@ -132,6 +137,19 @@ try {
   });
   await section("5", "auto-detection cost", async () => {
     rows.push(...(await autoDetectSection(fleet!, config.autoDetect)));
+  });
+  await section("6", "calls through a session", async () => {
+    rows.push(...(await sessionsSection({ runs: quick ? 5 : 20 })));
+  });
+  await section("7", "the bridge", async () => {
+    rows.push(
+      ...(await bridgeSection({
+        repeats: quick ? 1 : 5,
+        calls: quick ? 50 : 300,
+        replyBytes: 200_000_000,
+        ceilingBytes: 1024 * 1024,
+      })),
+    );
   });
 } finally {
   await fleet?.close();

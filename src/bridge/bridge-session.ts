@@ -1,0 +1,749 @@
+/**
+ * One host's conversation with the target: the host's messages in, the server's out, across the
+ * eras. The upstream side is a tether client (connect(): budgets, ceilings, recovery, OAuth,
+ * scrubbed errors); the host side speaks whichever era each message is in. A request carrying
+ * the 2026-07-28 `_meta` envelope is a modern host's; anything else belongs to a legacy host,
+ * which must `initialize` first. The client is connected on the host's first request, with
+ * handlers for exactly what the host said it can answer (sampling, elicitation, roots).
+ *
+ * Server-to-host requests reach a legacy host as JSON-RPC requests, and a modern host as an
+ * `input_required` result on the request they belong to (the host retries with the answers;
+ * `requestState` names the call still running upstream). A request that has no counterpart is
+ * answered with a JSON-RPC error that says so; nothing is dropped in silence.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { Client } from "../client/api.ts";
+import { connect } from "../connect/connect.ts";
+import type { Era } from "../errors/codes.ts";
+import { closedError, protocolError } from "../errors/failures.ts";
+import type { Redactor } from "../errors/redact.ts";
+import { UNSUPPORTED_VERSION } from "../errors/rpc-codes.ts";
+import { asTetherError, type TetherError } from "../errors/tether-error.ts";
+import type {
+  JsonObject,
+  JsonRpcErrorObject,
+  JsonRpcId,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcRequest,
+} from "../jsonrpc/messages.ts";
+import { isFailure, isNotification, isRequest } from "../jsonrpc/messages.ts";
+import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
+import type { ConnectOptions } from "../options/options.ts";
+import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
+import {
+  capabilitiesFor,
+  declaredCapabilities,
+  INVALID_REQUEST,
+  isModernRequest,
+  isObject,
+  META_CLIENT_INFO,
+  META_LOG_LEVEL,
+  META_PROTOCOL_VERSION,
+  META_SUBSCRIPTION_ID,
+  metaOf,
+  refusal,
+  resultFor,
+  rpcErrorFor,
+  withoutEnvelope,
+} from "./translate.ts";
+
+/** Where the session's messages to the host go. */
+export interface HostLink {
+  /**
+   * Sends one message to the host. `related` names the host request it belongs to: HTTP sends
+   * it on that request's response stream while it is open.
+   */
+  send(message: JsonRpcMessage, related?: JsonRpcId): void;
+}
+
+export interface BridgeSessionOptions {
+  /** How to reach the target: the bridge adds handlers, clientInfo, listen and its event hook. */
+  connect: ConnectOptions;
+  link: HostLink;
+  redactor: Redactor;
+  /** Our own name, for a server that gives none. */
+  bridgeInfo: { name: string; version: string };
+  /**
+   * The session cannot go on: the target could not be reached, or its connection ended on its
+   * own. Called once; the holder ends the session (stdio: the command, with the error record).
+   */
+  onFatal?: (error: TetherError) => void;
+}
+
+/** Requests a modern server may answer with `input_required`, and so a modern host may be asked through. */
+const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
+
+/** Notifications a modern host receives only on a `subscriptions/listen` stream that asked for them. */
+const LISTEN_FILTER: Record<string, string> = {
+  "notifications/tools/list_changed": "toolsListChanged",
+  "notifications/prompts/list_changed": "promptsListChanged",
+  "notifications/resources/list_changed": "resourcesListChanged",
+};
+
+/** A server request waiting for a modern host's answer, carried in an `input_required` round. */
+interface Asked {
+  method: string;
+  params: JsonObject;
+  sent: boolean;
+  resolve: (answer: JsonObject) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * A modern host's request still running upstream. Its `carrier` is the host request that will
+ * receive what comes next (the result, or the next round of questions); between rounds there is
+ * none, and what arrives waits for the host's retry.
+ */
+interface Rounds {
+  token: string;
+  carrier: JsonRpcId | undefined;
+  caps: JsonObject;
+  asked: Map<string, Asked>;
+  settled?: { result?: JsonObject; error?: unknown };
+  controller: AbortController;
+  method: string;
+}
+
+/** One host request the bridge is working on. */
+interface InFlight {
+  id: JsonRpcId;
+  method: string;
+  modern: boolean;
+  controller: AbortController;
+  /** A modern host asked for log messages with this request. */
+  logs: boolean;
+  rounds?: Rounds;
+  /** A modern host's `subscriptions/listen`: what it asked for, and the URIs subscribed upstream. */
+  listen?: { filter: JsonObject; uris: string[] };
+}
+
+let bridgeRequests = 0;
+
+/** How long an upstream outcome waits for the modern host's retry that would carry it. */
+const UNCLAIMED_ROUND_MS = 5 * 60 * 1000;
+
+export class BridgeSession {
+  readonly #o: BridgeSessionOptions;
+  #client: Promise<Client> | undefined;
+  #ready: Client | undefined;
+  /** `legacy` once the host initialized; `modern` once it sent an enveloped request first. */
+  #hostEra: Era | undefined;
+  #initialized = false;
+  #initializing: Promise<JsonObject> | undefined;
+  #hostCaps: JsonObject = {};
+  #clientInfo: { name: string; version: string } | undefined;
+  readonly #inflight = new Map<string, InFlight>();
+  readonly #rounds = new Map<string, Rounds>();
+  readonly #progressOwners = new Map<string, JsonRpcId>();
+  readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
+  #logLevel: string | undefined;
+  #closed = false;
+  #fatal = false;
+
+  constructor(options: BridgeSessionOptions) {
+    this.#o = options;
+  }
+
+  /** Requests the host has not yet been answered on. */
+  get pending(): number {
+    return this.#inflight.size;
+  }
+
+  /** One message from the host. */
+  receive(message: JsonRpcMessage): void {
+    if (this.#closed) return;
+    if (isRequest(message)) {
+      void this.#request(message);
+      return;
+    }
+    if (isNotification(message)) {
+      void this.#notification(message);
+      return;
+    }
+    // A response to a request we sent the host.
+    if (!("id" in message) || message.id === null) return;
+    const waiter = this.#outgoing.get(String(message.id));
+    if (!waiter) return;
+    this.#outgoing.delete(String(message.id));
+    if (isFailure(message)) waiter.reject(hostRefusal(message.error));
+    else if ("result" in message) waiter.resolve(message.result);
+    else waiter.reject(new Error("the host's answer was refused"));
+  }
+
+  /** Ends the session: every host request still open is abandoned, and the upstream closed. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const f of this.#inflight.values()) f.controller.abort(new Error("the host went away"));
+    for (const r of this.#rounds.values()) r.controller.abort(new Error("the host went away"));
+    for (const w of this.#outgoing.values()) w.reject(new Error("the host went away"));
+    this.#outgoing.clear();
+    const client = this.#client;
+    if (client) await client.then((c) => c.close()).catch(() => {});
+  }
+
+  // ---- host requests ----
+
+  async #request(req: JsonRpcRequest): Promise<void> {
+    const key = String(req.id);
+    const modern = isModernRequest(req.params);
+    if (this.#inflight.has(key)) {
+      this.#error(req.id, refusal(INVALID_REQUEST, "duplicate_id", "a request with this id is still open"));
+      return;
+    }
+    if (modern) {
+      const version = metaOf(req.params)[META_PROTOCOL_VERSION];
+      if (!isKnownVersion(version) || eraOf(version) !== "modern") {
+        this.#error(req.id, {
+          code: UNSUPPORTED_VERSION,
+          message: "unsupported protocol version",
+          data: {
+            supported: KNOWN_VERSIONS.filter((v) => eraOf(v) === "modern"),
+            requested: String(version),
+          },
+        });
+        return;
+      }
+      this.#hostEra ??= "modern";
+      this.#learnHost(declaredCapabilities(req.params), metaOf(req.params)[META_CLIENT_INFO]);
+    }
+    const entry: InFlight = {
+      id: req.id,
+      method: req.method,
+      modern,
+      controller: new AbortController(),
+      logs: modern && typeof metaOf(req.params)[META_LOG_LEVEL] === "string",
+    };
+    // A modern host's retry of a request that asked it something continues that request.
+    const state = req.params?.requestState;
+    if (modern && typeof state === "string" && this.#rounds.has(state)) {
+      this.#continueRounds(req, entry, this.#rounds.get(state)!);
+      return;
+    }
+    this.#inflight.set(key, entry);
+    try {
+      const result = await this.#dispatch(req, entry);
+      if (result !== undefined) this.#reply(entry, result);
+    } catch (error) {
+      this.#fail(entry, error);
+    }
+  }
+
+  /** Runs one host request to its result (undefined: answered elsewhere, or held open). */
+  async #dispatch(req: JsonRpcRequest, entry: InFlight): Promise<JsonObject | undefined> {
+    const params = req.params;
+    if (req.method === "initialize") {
+      this.#initializing ??= this.#initialize(params);
+      return this.#initializing;
+    }
+    // A host that sends on without waiting for initialize's answer waits for it here.
+    if (!entry.modern && !this.#initialized) await this.#initializing?.catch(() => {});
+    if (!entry.modern && !this.#initialized && req.method !== "ping" && req.method !== "server/discover")
+      throw protocolError(
+        { stage: "call", phase: "call" },
+        "not_initialized",
+        "the host sent a request before initialize",
+      );
+    const client = await this.#upstream();
+    const signal = entry.controller.signal;
+    if (entry.modern) await this.#followLogLevel(client, params, signal);
+    switch (req.method) {
+      case "server/discover":
+        return this.#discover(client);
+      case "ping":
+        await client.ping({ signal });
+        return {};
+      case "logging/setLevel": {
+        const level = params?.level;
+        await client.setLoggingLevel(level as never, { signal });
+        this.#logLevel = typeof level === "string" ? level : undefined;
+        return {};
+      }
+      case "resources/subscribe":
+        await client.subscribeResource(String(params?.uri ?? ""), { signal });
+        return {};
+      case "resources/unsubscribe":
+        await client.unsubscribeResource(String(params?.uri ?? ""), { signal });
+        return {};
+      case "subscriptions/listen":
+        return this.#listen(client, entry, params);
+    }
+    const forwarded = withoutEnvelope(params);
+    this.#ownProgress(forwarded, entry.id);
+    if (entry.modern && MRTR_METHODS.has(req.method)) {
+      this.#startRounds(client, req, entry, forwarded);
+      return undefined;
+    }
+    return client.request(req.method, forwarded, { signal });
+  }
+
+  /** A legacy host's handshake: the target is reached first, so its answer is the server's. */
+  async #initialize(params: JsonObject | undefined): Promise<JsonObject> {
+    if (this.#initialized)
+      throw protocolError(
+        { stage: "call", phase: "call" },
+        "already_initialized",
+        "initialize was already sent",
+      );
+    this.#learnHost(isObject(params?.capabilities) ? params.capabilities : {}, params?.clientInfo);
+    const client = await this.#upstream();
+    this.#initialized = true;
+    this.#hostEra = "legacy";
+    const asked = params?.protocolVersion;
+    const version = isKnownVersion(asked) && eraOf(asked) === "legacy" ? asked : LATEST_LEGACY_VERSION;
+    const result: JsonObject = {
+      protocolVersion: version,
+      capabilities: capabilitiesFor("legacy", client.era, client.serverCapabilities),
+      serverInfo: this.#serverInfo(client),
+    };
+    if (client.instructions !== undefined) result.instructions = client.instructions;
+    return result;
+  }
+
+  #discover(client: Client): JsonObject {
+    const result: JsonObject = {
+      supportedVersions: [...KNOWN_VERSIONS],
+      capabilities: capabilitiesFor("modern", client.era, client.serverCapabilities),
+      ttlMs: 0,
+      cacheScope: "private",
+    };
+    if (client.instructions !== undefined) result.instructions = client.instructions;
+    return result;
+  }
+
+  /**
+   * A modern host's `subscriptions/listen` in front of a legacy server: the list changes the
+   * server announces anyway, and resource updates through `resources/subscribe`. The request
+   * stays open until the host cancels it or the session ends.
+   */
+  async #listen(client: Client, entry: InFlight, params: JsonObject | undefined): Promise<undefined> {
+    if (client.era === "modern")
+      throw protocolError(
+        { stage: "call", phase: "call", effect: "none" },
+        "not_in_era",
+        "subscriptions/listen is not carried to a 2026-07-28 server by this bridge",
+      );
+    const asked = isObject(params?.notifications) ? params.notifications : {};
+    const caps = client.serverCapabilities;
+    const ack: JsonObject = {};
+    const listChanged = (k: string) => isObject(caps[k]) && (caps[k] as JsonObject).listChanged === true;
+    if (asked.toolsListChanged === true && listChanged("tools")) ack.toolsListChanged = true;
+    if (asked.promptsListChanged === true && listChanged("prompts")) ack.promptsListChanged = true;
+    if (asked.resourcesListChanged === true && listChanged("resources")) ack.resourcesListChanged = true;
+    const uris: string[] = [];
+    const subscribable = isObject(caps.resources) && (caps.resources as JsonObject).subscribe === true;
+    if (Array.isArray(asked.resourceSubscriptions) && subscribable) {
+      for (const uri of asked.resourceSubscriptions) {
+        if (typeof uri !== "string") continue;
+        await client.subscribeResource(uri, { signal: entry.controller.signal });
+        uris.push(uri);
+      }
+      ack.resourceSubscriptions = uris;
+    }
+    entry.listen = { filter: ack, uris };
+    this.#o.link.send(
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { _meta: { [META_SUBSCRIPTION_ID]: entry.id }, notifications: ack },
+      },
+      entry.id,
+    );
+    return undefined;
+  }
+
+  /** A modern host's log level, carried to the server when it changes (legacy: `logging/setLevel`). */
+  async #followLogLevel(client: Client, params: JsonObject | undefined, signal: AbortSignal): Promise<void> {
+    const level = metaOf(params)[META_LOG_LEVEL];
+    if (typeof level !== "string" || level === this.#logLevel) return;
+    if (client.era === "legacy" && !isObject(client.serverCapabilities.logging)) return;
+    await client.setLoggingLevel(level as never, { signal });
+    this.#logLevel = level;
+  }
+
+  // ---- modern hosts: input_required rounds ----
+
+  #startRounds(client: Client, req: JsonRpcRequest, entry: InFlight, params: JsonObject | undefined): void {
+    const rounds: Rounds = {
+      token: `tether-bridge-${randomUUID()}`,
+      carrier: req.id,
+      caps: declaredCapabilities(req.params),
+      asked: new Map(),
+      controller: entry.controller,
+      method: req.method,
+    };
+    entry.rounds = rounds;
+    this.#rounds.set(rounds.token, rounds);
+    client.request(req.method, params, { signal: entry.controller.signal }).then(
+      (result) => this.#settleRounds(rounds, { result }),
+      (error) => this.#settleRounds(rounds, { error }),
+    );
+  }
+
+  /** The upstream request ended: its carrier gets the outcome, or the next retry will. */
+  #settleRounds(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
+    for (const a of rounds.asked.values()) a.reject(new Error("the request ended"));
+    rounds.asked.clear();
+    if (rounds.carrier === undefined) {
+      rounds.settled = outcome;
+      // A host that never retries does not keep the outcome alive for ever.
+      setTimeout(() => this.#rounds.delete(rounds.token), UNCLAIMED_ROUND_MS).unref();
+      return;
+    }
+    this.#deliver(rounds, outcome);
+  }
+
+  #deliver(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
+    this.#rounds.delete(rounds.token);
+    const entry = this.#inflight.get(String(rounds.carrier));
+    if (!entry) return;
+    if (outcome.result !== undefined) this.#reply(entry, outcome.result);
+    else this.#fail(entry, outcome.error);
+  }
+
+  /** The host's retry: its answers go to the waiting server requests, and it carries what comes next. */
+  #continueRounds(req: JsonRpcRequest, entry: InFlight, rounds: Rounds): void {
+    if (rounds.carrier !== undefined) {
+      this.#error(req.id, refusal(INVALID_REQUEST, "request_state_in_use", "that request is still running"));
+      return;
+    }
+    entry.rounds = rounds;
+    entry.controller = rounds.controller;
+    this.#inflight.set(String(req.id), entry);
+    rounds.carrier = req.id;
+    const responses = isObject(req.params?.inputResponses) ? req.params.inputResponses : {};
+    for (const [key, asked] of rounds.asked) {
+      if (!asked.sent) continue;
+      rounds.asked.delete(key);
+      const answer = responses[key];
+      if (isObject(answer)) asked.resolve(answer);
+      else
+        asked.reject(
+          protocolError({ stage: "call", phase: "call" }, "input_missing", "the host gave no answer"),
+        );
+    }
+    if (rounds.settled) {
+      this.#deliver(rounds, rounds.settled);
+      return;
+    }
+    this.#flushRounds(rounds);
+  }
+
+  /** Sends the questions not yet asked to the carrier as an `input_required` result. */
+  #flushRounds(rounds: Rounds): void {
+    if (rounds.carrier === undefined) return;
+    const inputRequests: JsonObject = {};
+    for (const [key, asked] of rounds.asked) {
+      if (asked.sent) continue;
+      asked.sent = true;
+      inputRequests[key] = { method: asked.method, params: asked.params };
+    }
+    if (Object.keys(inputRequests).length === 0) return;
+    const carrier = this.#inflight.get(String(rounds.carrier));
+    rounds.carrier = undefined;
+    if (!carrier) return;
+    this.#inflight.delete(String(carrier.id));
+    this.#o.link.send(
+      {
+        jsonrpc: "2.0",
+        id: carrier.id,
+        result: { resultType: "input_required", inputRequests, requestState: rounds.token },
+      },
+      carrier.id,
+    );
+  }
+
+  // ---- server requests to the host ----
+
+  /** Handlers for what the host declared it can answer: each server request goes to the host. */
+  #handlers(caps: JsonObject): ClientHandlers {
+    const ask = (method: string) => (params: JsonObject, context: HandlerContext) =>
+      this.#askHost(method, params, context.signal);
+    const handlers: ClientHandlers = {};
+    if (isObject(caps.sampling)) handlers.sampling = ask("sampling/createMessage");
+    if (isObject(caps.elicitation)) handlers.elicitation = ask("elicitation/create");
+    if (isObject(caps.roots)) handlers.roots = (context) => this.#askHost("roots/list", {}, context.signal);
+    return handlers;
+  }
+
+  #askHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
+    if (this.#hostEra === "modern") return this.#askModernHost(method, params, signal);
+    const id = `tether-bridge-${++bridgeRequests}`;
+    const related = this.#inflight.size === 1 ? [...this.#inflight.values()][0]!.id : undefined;
+    return new Promise<JsonObject>((resolve, reject) => {
+      const onAbort = () => {
+        this.#outgoing.delete(id);
+        this.#o.link.send({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: id, reason: "no longer needed" },
+        });
+        reject(signal.reason);
+      };
+      if (signal.aborted) return reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      const done = () => signal.removeEventListener("abort", onAbort);
+      this.#outgoing.set(id, {
+        resolve: (r) => {
+          done();
+          resolve(r);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      });
+      this.#o.link.send({ jsonrpc: "2.0", id, method, params }, related);
+    });
+  }
+
+  /**
+   * A modern host answers only in a round of the request the question belongs to. The bridge
+   * knows which one when exactly one such request is running; otherwise the server is refused.
+   */
+  #askModernHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
+    const running = [
+      ...new Set([...this.#inflight.values()].map((f) => f.rounds).filter((r) => r !== undefined)),
+    ];
+    const rounds = running.length === 1 ? running[0]! : undefined;
+    if (!rounds)
+      return Promise.reject(
+        protocolError(
+          { stage: "call", phase: "call" },
+          "input_unroutable",
+          "the server asked the host for input outside a request the host can answer it in",
+        ),
+      );
+    const capability =
+      method === "sampling/createMessage" ? "sampling" : method === "roots/list" ? "roots" : "elicitation";
+    if (!isObject(rounds.caps[capability]))
+      return Promise.reject(
+        protocolError(
+          { stage: "call", phase: "call" },
+          "input_unsupported",
+          "the host did not declare that capability",
+        ),
+      );
+    return new Promise<JsonObject>((resolve, reject) => {
+      const key = `q${++bridgeRequests}`;
+      const onAbort = () => {
+        rounds.asked.delete(key);
+        reject(signal.reason);
+      };
+      if (signal.aborted) return reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      rounds.asked.set(key, {
+        method,
+        params,
+        sent: false,
+        resolve: (r) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(r);
+        },
+        reject: (e) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      });
+      // Questions asked together go out in one round.
+      queueMicrotask(() => this.#flushRounds(rounds));
+    });
+  }
+
+  // ---- host notifications ----
+
+  async #notification(n: JsonRpcNotification): Promise<void> {
+    switch (n.method) {
+      case "notifications/initialized":
+        return;
+      case "notifications/cancelled": {
+        const id = n.params?.requestId;
+        const entry = id === undefined ? undefined : this.#inflight.get(String(id));
+        if (!entry) return;
+        this.#inflight.delete(String(entry.id));
+        entry.controller.abort(new Error("cancelled by the host"));
+        if (entry.listen) await this.#endListen(entry);
+        return;
+      }
+    }
+    const client = this.#ready;
+    if (!client) return;
+    // The host's own news (roots changed, say) reaches a server of an era that knows it.
+    if (client.era === "modern" && n.method === "notifications/roots/list_changed") return;
+    await client.notify(n.method, withoutEnvelope(n.params)).catch(() => {});
+  }
+
+  async #endListen(entry: InFlight): Promise<void> {
+    const client = this.#ready;
+    if (!client || !entry.listen) return;
+    for (const uri of entry.listen.uris) await client.unsubscribeResource(uri).catch(() => {});
+  }
+
+  // ---- server notifications ----
+
+  #serverNotification(n: { method: string; params: JsonObject }): void {
+    if (this.#closed) return;
+    const message: JsonRpcNotification = { jsonrpc: "2.0", method: n.method, params: n.params };
+    if (n.method === "notifications/cancelled") return;
+    if (n.method === "notifications/progress") {
+      const token = n.params.progressToken;
+      const owner = token === undefined ? undefined : this.#progressOwners.get(String(token));
+      if (owner !== undefined) this.#o.link.send(message, owner);
+      return;
+    }
+    if (this.#hostEra !== "modern") {
+      // The client's own listen stream (a modern server) is its business; its tag is not the host's.
+      if (n.method === "notifications/subscriptions/acknowledged" || !this.#initialized) return;
+      this.#o.link.send({ ...message, params: withoutTag(n.params) }, this.#soleRequest());
+      return;
+    }
+    if (n.method === "notifications/message") {
+      const asker = [...this.#inflight.values()].find((f) => f.logs);
+      if (asker) this.#o.link.send(message, asker.id);
+      return;
+    }
+    const filterKey = LISTEN_FILTER[n.method];
+    for (const f of this.#inflight.values()) {
+      if (!f.listen) continue;
+      const wanted =
+        filterKey !== undefined
+          ? f.listen.filter[filterKey] === true
+          : n.method === "notifications/resources/updated" && f.listen.uris.includes(String(n.params.uri));
+      if (!wanted) continue;
+      this.#o.link.send(
+        { ...message, params: { ...n.params, _meta: { ...metaOf(n.params), [META_SUBSCRIPTION_ID]: f.id } } },
+        f.id,
+      );
+    }
+  }
+
+  // ---- the upstream connection ----
+
+  #learnHost(caps: JsonObject, info: unknown): void {
+    if (this.#client) return;
+    this.#hostCaps = caps;
+    if (isObject(info) && typeof info.name === "string")
+      this.#clientInfo = { name: info.name, version: typeof info.version === "string" ? info.version : "0" };
+  }
+
+  #upstream(): Promise<Client> {
+    this.#client ??= this.#open();
+    return this.#client;
+  }
+
+  async #open(): Promise<Client> {
+    let established = false;
+    const o = this.#o.connect;
+    try {
+      const client = await connect({
+        ...o,
+        handlers: this.#handlers(this.#hostCaps),
+        clientInfo: this.#clientInfo ?? o.clientInfo,
+        listen: true,
+        onEvent: (event) => {
+          o.onEvent?.(event);
+          if (established && event.type === "closed" && event.closure !== "closed_by_client")
+            this.#lost(
+              closedError({ stage: "call", phase: "call" }, event.closure, "the server's connection ended"),
+            );
+        },
+      });
+      established = true;
+      this.#ready = client;
+      client.onNotification("*", (n) => this.#serverNotification(n));
+      if (this.#closed) await client.close();
+      return client;
+    } catch (error) {
+      this.#lost(asTetherError(error, { stage: "config", phase: "discovery", redactor: this.#o.redactor }));
+      throw error;
+    }
+  }
+
+  #lost(error: TetherError): void {
+    if (this.#fatal || this.#closed) return;
+    this.#fatal = true;
+    // The requests still open are answered by their own failures; the holder ends the session after.
+    // Two turns later: the replies this failure causes go out first (see #afterNotifications).
+    setImmediate(() => setImmediate(() => this.#o.onFatal?.(error)));
+  }
+
+  #serverInfo(client: Client): JsonObject {
+    const info = client.serverInfo;
+    return info && typeof info.name === "string"
+      ? { name: info.name, version: info.version ?? "0" }
+      : { ...this.#o.bridgeInfo };
+  }
+
+  // ---- answering the host ----
+
+  #ownProgress(params: JsonObject | undefined, id: JsonRpcId): void {
+    const token = metaOf(params).progressToken;
+    if (typeof token === "string" || typeof token === "number") this.#progressOwners.set(String(token), id);
+  }
+
+  #release(entry: InFlight): boolean {
+    const key = String(entry.id);
+    if (this.#inflight.get(key) !== entry) return false;
+    this.#inflight.delete(key);
+    return true;
+  }
+
+  #reply(entry: InFlight, result: JsonObject): void {
+    if (!this.#release(entry)) return;
+    const client = this.#ready;
+    const shaped = resultFor(
+      entry.modern ? "modern" : "legacy",
+      entry.rounds?.method ?? entry.method,
+      result,
+      client ? this.#serverInfo(client) : undefined,
+    );
+    this.#afterNotifications(entry.id, () =>
+      this.#o.link.send({ jsonrpc: "2.0", id: entry.id, result: shaped }, entry.id),
+    );
+  }
+
+  #fail(entry: InFlight, error: unknown): void {
+    // A request the host cancelled is not answered (the spec's rule for cancelled requests).
+    if (!this.#release(entry)) return;
+    const reply = { jsonrpc: "2.0" as const, id: entry.id, error: rpcErrorFor(error, this.#o.redactor) };
+    this.#afterNotifications(entry.id, () => this.#o.link.send(reply, entry.id));
+  }
+
+  /**
+   * The client hands notifications to their handlers a turn of the event loop later; a reply
+   * waits that same turn, so what the server sent before its reply (progress, log lines) reaches
+   * the host before it too.
+   */
+  #afterNotifications(id: JsonRpcId, send: () => void): void {
+    setImmediate(() => {
+      for (const [token, owner] of this.#progressOwners) if (owner === id) this.#progressOwners.delete(token);
+      send();
+    });
+  }
+
+  #error(id: JsonRpcId, error: JsonRpcErrorObject): void {
+    this.#o.link.send({ jsonrpc: "2.0", id, error }, id);
+  }
+
+  #soleRequest(): JsonRpcId | undefined {
+    return this.#inflight.size === 1 ? [...this.#inflight.values()][0]!.id : undefined;
+  }
+}
+
+/** A notification's params without a subscription tag of the bridge's own upstream stream. */
+function withoutTag(params: JsonObject): JsonObject {
+  if (!isObject(params._meta) || !(META_SUBSCRIPTION_ID in params._meta)) return params;
+  const meta = { ...params._meta };
+  delete meta[META_SUBSCRIPTION_ID];
+  const out = { ...params };
+  if (Object.keys(meta).length === 0) delete out._meta;
+  else out._meta = meta;
+  return out;
+}
+
+/** A host's JSON-RPC error to our request, as the failure the server is answered with. */
+function hostRefusal(error: JsonRpcErrorObject): Error {
+  return protocolError({ stage: "call", phase: "call" }, "host_refused", `the host refused (${error.code})`);
+}

@@ -1,0 +1,98 @@
+// What crossing the bridge does to a message, checked without processes: the host's envelope
+// removed, results shaped for each era, capabilities as a host may rely on them, and a failure as
+// the JSON-RPC error a host receives (X2: payload-free; N8: eras never mix on the wire).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Redactor } from "../errors/redact.ts";
+import { TetherError } from "../errors/tether-error.ts";
+import {
+  capabilitiesFor,
+  META_PROTOCOL_VERSION,
+  META_SERVER_INFO,
+  resultFor,
+  rpcErrorFor,
+  withoutEnvelope,
+} from "./translate.ts";
+
+test("N8: a modern host's envelope is removed before forwarding; its other _meta keys stay", () => {
+  const params = {
+    name: "echo",
+    _meta: {
+      [META_PROTOCOL_VERSION]: "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "h", version: "1" },
+      progressToken: 7,
+    },
+  };
+  assert.deepEqual(withoutEnvelope(params), { name: "echo", _meta: { progressToken: 7 } });
+  assert.deepEqual(withoutEnvelope({ _meta: { [META_PROTOCOL_VERSION]: "2026-07-28" } }), {});
+});
+
+test("N8: results carry the 2026-07-28 fields for a modern host and lose them for a legacy one", () => {
+  const info = { name: "s", version: "1" };
+  const modern = resultFor("modern", "tools/list", { tools: [] }, info);
+  assert.equal(modern.resultType, "complete");
+  assert.equal(modern.ttlMs, 0);
+  assert.equal(modern.cacheScope, "private");
+  assert.deepEqual((modern._meta as Record<string, unknown>)[META_SERVER_INFO], info);
+  const legacy = resultFor(
+    "legacy",
+    "tools/list",
+    {
+      tools: [],
+      resultType: "complete",
+      ttlMs: 5,
+      cacheScope: "public",
+      _meta: { [META_SERVER_INFO]: info },
+    },
+    info,
+  );
+  assert.deepEqual(legacy, { tools: [] });
+});
+
+test("N8: a legacy host in front of a modern server is not promised list changes or subscriptions", () => {
+  const caps = {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    extensions: {},
+  };
+  assert.deepEqual(capabilitiesFor("legacy", "modern", caps), { tools: {}, resources: {} });
+  assert.deepEqual(capabilitiesFor("legacy", "legacy", caps), {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+  });
+});
+
+test("X2: a server's JSON-RPC error keeps its code; other failures are -32000 with the typed record", () => {
+  const redactor = new Redactor(["tok-secret-123"]);
+  const remote = new TetherError({
+    code: "remote_error",
+    reason: "rpc_error",
+    stage: "call",
+    phase: "call",
+    message: "the server answered with JSON-RPC error -32602",
+    rpcCode: -32602,
+    rpcMessage: "Unknown tool: x (token tok-secret-123)",
+  });
+  const e1 = rpcErrorFor(remote, redactor);
+  assert.equal(e1.code, -32602);
+  assert.ok(!JSON.stringify(e1).includes("tok-secret-123"));
+  const timeout = new TetherError({
+    code: "timeout",
+    reason: "deadline_exceeded",
+    stage: "call",
+    phase: "call",
+    message: "no reply within the 300 ms call budget",
+    effect: "unknown",
+    limits: { timeoutMs: 300 },
+  });
+  const e2 = rpcErrorFor(timeout, redactor);
+  assert.equal(e2.code, -32000);
+  const data = e2.data as Record<string, unknown>;
+  assert.equal(data.code, "timeout");
+  assert.equal(data.reason, "deadline_exceeded");
+  assert.equal(data.effect, "unknown");
+  const internal = rpcErrorFor(new Error("https://user:pw@example.com/x?key=abc"), redactor);
+  assert.equal((internal.data as Record<string, unknown>).code, "internal");
+  assert.ok(!JSON.stringify(internal).includes("example.com"));
+});
