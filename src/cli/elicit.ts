@@ -1,13 +1,23 @@
 /**
- * Server elicitation on a terminal: the server's message is shown, each field of its requested
+ * Server elicitation: on a terminal the server's message is shown, each field of its requested
  * schema is asked for in turn, and each answer converted to the declared type. Only a person at a
- * terminal is asked; elsewhere the CLI declares no elicitation capability at all.
+ * terminal is asked; elsewhere (piped, or with --json) the capability is still declared and every
+ * request is answered `decline` at once, so a server that asks learns that no one will answer,
+ * rather than being refused as though it spoke out of turn or waiting for a reply that cannot come.
  */
 import { terminalBlock, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { convert, typeLabel } from "./schema-args.ts";
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The CLI's elicitation handler: asked on the terminal when `ask` is given, else declined. */
+export function cliElicitation(
+  ask: ((prompt: string, signal: AbortSignal) => Promise<string>) | undefined,
+  write: (text: string) => void,
+) {
+  return ask ? terminalElicitation(ask, write) : async (): Promise<JsonObject> => ({ action: "decline" });
+}
 
 /** The elicitation handler: asks with `ask` (one line per field), writes the message with `write`. */
 export function terminalElicitation(

@@ -6,6 +6,23 @@
 /** Options every command accepts. */
 const EVERYWHERE = ["help", "version", "debug"] as const;
 
+/** How to sign in with OAuth: none of them may be combined with `--no-oauth` or an Authorization header. */
+export const OAUTH_FLAGS = [
+  "stored-auth-only",
+  "client-id",
+  "client-secret-env",
+  "client-key-file",
+  "grant",
+  "scope",
+  "assertion-file",
+  "assertion-env",
+  "idp-token-endpoint",
+  "idp-client-id",
+  "idp-client-secret-env",
+  "dpop",
+  "application-type",
+] as const;
+
 /** How to reach a server and what to spend on it: every command that connects takes these. */
 const CONNECTION = [
   "transport",
@@ -31,12 +48,7 @@ const CONNECTION = [
   "config",
   "fresh",
   "no-oauth",
-  "stored-auth-only",
-  "client-id",
-  "client-secret-env",
-  "client-key-file",
-  "grant",
-  "scope",
+  ...OAUTH_FLAGS,
 ] as const;
 
 /** Commands that hold a session open for an operation, and so can hear the server's log messages. */
@@ -54,8 +66,12 @@ export const COMMAND_FLAGS: Record<string, readonly string[]> = {
   templates: OPERATION,
   complete: OPERATION,
   watch: [...OPERATION, "subscribe", "duration"],
+  types: [...OPERATION, "output"],
+  session: [...CONNECTION, "idle-timeout"],
+  shell: OPERATION,
   servers: ["config", "json"],
   auth: CONNECTION,
+  bridge: [...CONNECTION, "listen", "allow-remote", "listen-token-env", "idle-timeout"],
   completion: [],
 };
 

@@ -21,7 +21,10 @@ const COMMON = `Connection options:
   --retry N                              opt-in recovery: at most N attempts in all
   --no-oauth                             never sign in (OAuth); --stored-auth-only: stored tokens only
   --client-id ID, --client-secret-env VAR, --client-key-file FILE   a pre-registered OAuth client
-  --grant authorization_code|client_credentials   --scope 'a b'     what to ask the server for
+  --grant authorization_code|client_credentials|jwt_bearer|token_exchange   --scope 'a b'
+  --assertion-file FILE, --assertion-env VAR   the JWT for jwt_bearer, the ID token for token_exchange
+  --idp-token-endpoint URL, --idp-client-id ID, --idp-client-secret-env VAR   token_exchange's IdP
+  --dpop                                 DPoP-bound tokens   --application-type native|web
   --config FILE                          read server names from this file only
   --fresh                                detect the era afresh (ignore and refresh the remembered one)
   --json   --events   --debug   --server-stderr`;
@@ -40,8 +43,13 @@ Usage:
   tether complete <target> <ref> <arg>=<partial>  completion values (ref: prompt:NAME or resource:URI-TEMPLATE)
   tether watch <target> [--log-level L] [--subscribe URI]... [--duration MS]
                                                   stream server notifications until Ctrl-C
+  tether types <target> [-o FILE]                 TypeScript declarations for the tools
+  tether session start <name> <target> [--idle-timeout MS]   keep a connection open as @name
+  tether session list | stop <name>               the live sessions; end one
+  tether shell <target|@name>                     an interactive prompt on one connection
   tether servers [--config FILE]                  list servers found in config files
   tether auth login|logout|status <target>        sign in (OAuth), sign out, show the stored token
+  tether bridge <target> [--listen HOST:PORT]     serve the target to an MCP host (stdio, or HTTP)
   tether completion bash|zsh|fish                 print a shell completion script
   tether <command> --help                         help for one command
 
@@ -137,17 +145,50 @@ const COMMANDS: Record<string, { usage: string; about: string; examples: string[
   watch: {
     usage: "tether watch <target> [--log-level L] [--subscribe URI]... [--duration MS] [options]",
     about:
-      "Prints the server's notifications as they arrive, one line each (with --json, one JSON object\na line): log messages at --log-level and above, list changes, and updates of each --subscribe'd\nresource. Ends on Ctrl-C or after --duration MS (exit 0).",
+      "Prints the server's notifications as they arrive, one line each (with --json, one JSON object\na line): log messages at --log-level and above, list changes, updates of each --subscribe'd\nresource, and progress. Ends on Ctrl-C or after --duration MS (exit 0).",
     examples: [
       "tether watch my-server --log-level info",
       "tether watch my-server --subscribe demo://doc --json --duration 60000",
     ],
+  },
+  types: {
+    usage: "tether types <target> [-o FILE] [options]",
+    about:
+      "Writes TypeScript declarations for the server's tools: <Tool>Input (the arguments), <Tool>Output\n(the structuredContent, where the tool declares an output schema) and a Tools map from each\ntool's name to both. -o FILE writes them to FILE. --json prints {declarations, tools}\n(with -o, only tools: each tool's type names).",
+    examples: ["tether types my-server -o my-server.d.ts", "tether types --json -- node server.js"],
+  },
+  session: {
+    usage: "tether session start <name> <target> [--idle-timeout MS] [options] | list | stop <name>",
+    about:
+      "Keeps a connection open in a per-user background process: start establishes it once (with every\nconnection option), then any command takes @name as its target and reuses it (no spawn, no\nhandshake; the session's state stays). A session ends on stop, after --idle-timeout MS without\nuse (default 1800000), or when its server goes away. list shows name, target, era, version,\ntransport, age and idle time.",
+    examples: [
+      "tether session start demo -- npx -y @modelcontextprotocol/server-everything",
+      "tether call @demo echo message=hi",
+      "tether session list",
+      "tether session stop demo",
+    ],
+  },
+  shell: {
+    usage: "tether shell <target|@name> [options]",
+    about:
+      "An interactive prompt on one connection: tools, call NAME k=v, read URI, prompt NAME k=v,\ntemplates, complete REF ARG=PARTIAL, watch (until Ctrl-C), help, exit. Tab completes commands,\ntool names and argument names; server notifications print between prompts; history is kept in\nthe state folder.",
+    examples: ["tether shell @demo", "tether shell -- node server.js"],
   },
   servers: {
     usage: "tether servers [--config FILE] [--json]",
     about:
       "Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,\n~/.claude.json (with this folder's project servers), the user's Cursor, VS Code, Windsurf and\nClaude Desktop configs, ~/.codex/config.toml), with every secret redacted.",
     examples: ["tether servers", "tether servers --config ./.mcp.json --json"],
+  },
+  bridge: {
+    usage: "tether bridge <target> [--listen HOST:PORT [--allow-remote --listen-token-env VAR]] [options]",
+    about:
+      "Serves the target to an MCP host on stdin/stdout (or, with --listen, over Streamable HTTP and\nHTTP+SSE at /mcp and /sse), with every budget, ceiling and error rule of the client, translating\nbetween protocol eras. A non-loopback --listen needs --allow-remote and a bearer token from\n--listen-token-env; --idle-timeout MS ends an unused HTTP session (default 1800000).",
+    examples: [
+      "tether bridge https://example.com/mcp --call-timeout 120000",
+      "tether bridge -- npx -y @modelcontextprotocol/server-everything",
+      "tether bridge --listen 127.0.0.1:8808 -- node server.js",
+    ],
   },
   auth: {
     usage: "tether auth login|logout|status <target> [options]",
@@ -181,8 +222,12 @@ const FLAG_USAGE: Record<string, string> = {
   "log-level": "--log-level debug|info|notice|warning|error|critical|alert|emergency",
   subscribe: "--subscribe URI (repeatable)",
   duration: "--duration MS",
+  "idle-timeout": "--idle-timeout MS",
   task: "--task (run as a task where the server supports tasks)",
   "progress-timeout": "--progress-timeout MS (each progress notification restarts the call clock)",
+  listen: "--listen HOST:PORT (serve over HTTP instead of stdio)",
+  "allow-remote": "--allow-remote (a non-loopback --listen address)",
+  "listen-token-env": "--listen-token-env VAR (the bearer token HTTP hosts must send)",
 };
 
 export function commandHelp(command: string): string | undefined {

@@ -1,7 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { AuthRecord, TokenStore } from "../auth/token-store.ts";
-import type { Client } from "../client/client.ts";
+import type { Client } from "../client/api.ts";
 import type { CompletionRef, LoggingLevel } from "../client/results.ts";
 import { connect } from "../connect/connect.ts";
 import { configError, protocolError } from "../errors/failures.ts";
@@ -11,14 +10,16 @@ import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { LimitName } from "../options/limits.ts";
-import type { ConnectOptions } from "../options/options.ts";
+import type { ConnectOptions, ConnectSettings } from "../options/options.ts";
 import { hasUrlCredentials, limit, urlCredentialSecrets } from "../options/resolve.ts";
+import type { AuthRecord, TokenStore } from "../options/token-store.ts";
 import { parseToolArgs } from "./args.ts";
 import { AUTH_FLAGS, authOptions, runAuth } from "./auth-command.ts";
+import { BRIDGE_FLAGS } from "./bridge-flags.ts";
 import { completionScript } from "./completion.ts";
 import { type ConfigEnvironment, configEnvironment, findServer, listServers } from "./config.ts";
 import { renderServers } from "./config-listing.ts";
-import { terminalElicitation } from "./elicit.ts";
+import { cliElicitation } from "./elicit.ts";
 import { afresh, cacheDir, FileEraHints } from "./era-hint-file.ts";
 import { errorLines, spawnProblem } from "./error-line.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
@@ -36,12 +37,11 @@ import {
   styleFor,
 } from "./render.ts";
 import { findTool, fitArguments } from "./schema-args.ts";
+import { checkSessionFlags, isSessionTarget } from "./session-target.ts";
 import { StageLine } from "./stage-line.ts";
 import { StatusLine } from "./status-line.ts";
 import { didYouMean } from "./suggest.ts";
 import { LOG_LEVELS, watch } from "./watch.ts";
-
-export type { Io };
 
 const OPTIONS = {
   transport: { type: "string" },
@@ -77,6 +77,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
   ...AUTH_FLAGS,
+  ...BRIDGE_FLAGS,
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
@@ -173,6 +174,8 @@ function connectOptions(
   io: Io,
 ): { options: ConnectOptions; secrets: string[] } {
   const v = inv.values;
+  // A session's connection was settled when it started: only budgets and ceilings apply to @NAME.
+  if (isSessionTarget(target)) checkSessionFlags(v);
   const headers = headerFlags(v);
   const env = envFlags(v);
   if (v["bearer-env"] !== undefined) {
@@ -193,7 +196,7 @@ function connectOptions(
   }
   const discoveryTimeout =
     numberFlag(v, "discovery-timeout", "timeoutMs") ?? numberFlag(v, "connect-timeout", "timeoutMs");
-  const options: ConnectOptions = {
+  const options: ConnectSettings = {
     protocolVersion: v["protocol-version"],
     maxProtocolVersion: v["max-protocol-version"],
     timeoutMs: numberFlag(v, "timeout", "timeoutMs"),
@@ -209,10 +212,8 @@ function connectOptions(
       timeoutMs: numberFlag(v, "call-timeout", "timeoutMs"),
       maxResponseBytes: numberFlag(v, "call-max-bytes", "maxResponseBytes"),
     },
-    serverStderr: v["server-stderr"] ? "inherit" : "ignore",
-    // A person at a terminal can answer a server's questions; elsewhere none are invited.
-    handlers:
-      io.askAsync && !v.json ? { elicitation: terminalElicitation(io.askAsync, io.stderr) } : undefined,
+    // A person at a terminal answers a server's questions; elsewhere each is declined.
+    handlers: { elicitation: cliElicitation(io.askAsync && !v.json ? io.askAsync : undefined, io.stderr) },
     // A one-shot command has no use for the optional server-to-client stream.
     listen: false,
     // `probe` reports the server as it is now, and `--fresh` asks the same of any command.
@@ -227,10 +228,12 @@ function connectOptions(
     }
     options.recovery = { maxAttempts: Number(v.retry) };
   }
+  const serverStderr = v["server-stderr"] ? "inherit" : "ignore";
   const secrets = [...Object.values(headers), ...Object.values(env ?? {})];
+  if (isSessionTarget(target)) return { options: options as ConnectOptions, secrets };
   if (inv.stdio) {
     const [command, ...args] = inv.stdio;
-    return { options: { ...options, command, args, env }, secrets };
+    return { options: { ...options, command: present(command), args, env, serverStderr }, secrets };
   }
   if (!target)
     throw configError(
@@ -268,10 +271,11 @@ function connectOptions(
     return {
       options: {
         ...options,
-        command: entry.command,
+        command: present(entry.command),
         args: entry.args,
         env: { ...entry.env, ...env },
         cwd: entry.cwd,
+        serverStderr,
       },
       secrets,
     };
@@ -279,7 +283,7 @@ function connectOptions(
   return {
     options: {
       ...options,
-      url: entry.url,
+      url: present(entry.url),
       headers: { ...entry.headers, ...headers },
       auth: withAuth({ ...entry.headers, ...headers }, entry.url),
       transport: v.transport
@@ -299,6 +303,19 @@ function configWhere(io: Io): ConfigEnvironment {
     ...configEnvironment(io.env),
     input: ask ? (id: string, where: string) => ask(`${where} asks for ${id}: `) : undefined,
   };
+}
+
+/**
+ * The command or URL of a target. The argv and config parsers never hand on a target without one;
+ * should one slip through, it is the error connect() itself gives for a missing target.
+ */
+function present(value: string | undefined): string {
+  if (value === undefined)
+    throw configError(
+      "invalid_target",
+      "give exactly one of url (an HTTP server) and command (a stdio server)",
+    );
+  return value;
 }
 
 /** Positionals after the target: with a stdio target the target is left out. */
@@ -344,13 +361,31 @@ function learningStore(store: TokenStore, redactor: Redactor): TokenStore {
   };
 }
 
-async function withClient<T>(options: ConnectOptions, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = await connect(options);
+/**
+ * Connects, runs `fn`, closes. After a success the close is handed to `closing`, not awaited here:
+ * the result is printed while the server shuts down (a stdio server may take a while to exit once
+ * its stdin ends), and `main` still waits for every close before it returns. Close never rejects.
+ */
+async function withClient<T>(
+  options: ConnectOptions,
+  fn: (client: Client) => Promise<T>,
+  closing: Promise<void>[],
+  target?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<T> {
+  // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
+  const client = isSessionTarget(target)
+    ? await (await import("./session-command.ts")).attachSession(target, options, env)
+    : await connect(options);
+  let result: T;
   try {
-    return await fn(client);
-  } finally {
+    result = await fn(client);
+  } catch (error) {
     await client.close();
+    throw error;
   }
+  closing.push(client.close());
+  return result;
 }
 
 /**
@@ -359,10 +394,23 @@ async function withClient<T>(options: ConnectOptions, fn: (client: Client) => Pr
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let stageLine: StageLine | undefined;
+  const closing: Promise<void>[] = [];
   try {
-    return await run(argv, io, (line) => {
-      stageLine = line;
-    });
+    const status = await run(
+      argv,
+      io,
+      (line) => {
+        stageLine = line;
+      },
+      closing,
+    );
+    if (closing.length > 0) {
+      // The output is whole once run returns: it goes out now, then the connections finish closing.
+      stageLine?.clear();
+      io.flush?.();
+      await Promise.all(closing);
+    }
+    return status;
   } finally {
     stageLine?.clear();
   }
@@ -372,6 +420,7 @@ async function run(
   argv: readonly string[],
   io: Io,
   onStageLine: (line: StageLine | undefined) => void,
+  closing: Promise<void>[],
 ): Promise<number> {
   let stageLine: StageLine | undefined;
   let debug = argv.includes("--debug");
@@ -448,24 +497,30 @@ async function run(
      * itself) the level is set first and the server's log messages go to stderr as they arrive.
      */
     const open = <T>(options: ConnectOptions, fn: (client: Client) => Promise<T>): Promise<T> =>
-      withClient(options, async (c) => {
-        if (logLevel === undefined || inv.command === "watch") return fn(c);
-        const stop = c.onLogMessage((m) => {
-          const text = typeof m.data === "string" ? m.data : JSON.stringify(m.data);
-          stageLine?.clear();
-          io.stderr(
-            `${terminalLine(redactor.messageText(`log ${m.level}${m.logger ? ` [${m.logger}]` : ""}: ${text}`))}\n`,
-          );
-        });
-        try {
-          await c.setLoggingLevel(logLevel as LoggingLevel, { signal: io.signal });
-          return await fn(c);
-        } finally {
-          // Handlers run detached: messages that arrived before the result get their turn first.
-          await new Promise((resolve) => setImmediate(resolve));
-          stop();
-        }
-      });
+      withClient(
+        options,
+        async (c) => {
+          if (logLevel === undefined || inv.command === "watch") return fn(c);
+          const stop = c.onLogMessage((m) => {
+            const text = typeof m.data === "string" ? m.data : JSON.stringify(m.data);
+            stageLine?.clear();
+            io.stderr(
+              `${terminalLine(redactor.messageText(`log ${m.level}${m.logger ? ` [${m.logger}]` : ""}: ${text}`))}\n`,
+            );
+          });
+          try {
+            await c.setLoggingLevel(logLevel as LoggingLevel, { signal: io.signal });
+            return await fn(c);
+          } finally {
+            // Handlers run detached: messages that arrived before the result get their turn first.
+            await new Promise((resolve) => setImmediate(resolve));
+            stop();
+          }
+        },
+        closing,
+        target,
+        io.env,
+      );
     switch (inv.command) {
       case "tools": {
         if (rest.length > 0) throw configError("invalid_args", "tools takes only a target");
@@ -521,6 +576,19 @@ async function run(
         if (inv.values.output !== undefined) writeOutput(inv.values.output, callBytes(result), io);
         else io.stdout(json ? jsonOut(result) : renderCall(redactor.redactDocument(result)));
         return result.isError === true ? EXIT_TOOL_ERROR : 0;
+      }
+      case "types": {
+        if (rest.length > 0) throw configError("invalid_args", "types takes only a target");
+        const options = build();
+        const tools = await open(options, (c) => c.listTools({ signal: io.signal }));
+        const { toolTypes } = await import("./types-command.ts");
+        const typed = await toolTypes(redactor.redactDocument(tools));
+        // -o FILE takes the declarations; stdout then has nothing, or with --json the type names.
+        const file = inv.values.output === "-" ? undefined : inv.values.output;
+        if (file !== undefined) writeOutput(file, Buffer.from(typed.declarations, "utf8"), io);
+        if (json) io.stdout(jsonOut(file === undefined ? typed : { tools: typed.tools }));
+        else if (file === undefined) io.stdout(typed.declarations);
+        return 0;
       }
       case "templates": {
         if (rest.length > 0) throw configError("invalid_args", "templates takes only a target");
@@ -667,6 +735,40 @@ async function run(
           },
           json,
         );
+      }
+      case "bridge":
+        return await (await import("./bridge-command.ts")).runBridge(
+          { rest, values: inv.values },
+          io,
+          build,
+          redactor,
+        );
+      case "session":
+        return await (await import("./session-command.ts")).runSession({
+          positionals: inv.positionals,
+          build: (t) => {
+            const built = connectOptions(inv, t, io);
+            spawned = built.options.command;
+            return {
+              ...learnSecrets(built.options, built.secrets, redactor),
+              onEvent: events,
+              signal: io.signal,
+            };
+          },
+          idleTimeout: inv.values["idle-timeout"],
+          fresh: inv.values.fresh ?? false,
+          json,
+          events,
+          redactor,
+          io,
+          style,
+          stdio: inv.stdio !== undefined,
+        });
+      case "shell": {
+        if (rest.length > 0) throw configError("invalid_args", "shell takes only a target");
+        const options = { ...build(), listen: true };
+        const { runShell } = await import("./shell.ts");
+        return await open(options, (c) => runShell(c, { io, redactor, style, json }));
       }
       case "servers": {
         io.stdout(renderServers(listServers(inv.values.config, configEnvironment(io.env)), json, style));

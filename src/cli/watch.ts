@@ -1,9 +1,9 @@
 /**
  * `tether watch`: the server's notifications as they arrive (log messages at the asked level,
- * list changes, updates of subscribed resources), one line each or NDJSON, until the caller's
- * signal (Ctrl-C) or the duration ends it.
+ * list changes, updates of subscribed resources, progress), one line each or NDJSON, until the
+ * caller's signal (Ctrl-C) or the duration ends it.
  */
-import type { Client } from "../client/client.ts";
+import type { Client } from "../client/api.ts";
 import type { LoggingLevel } from "../client/results.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
@@ -52,6 +52,24 @@ export async function watch(client: Client, o: WatchOptions): Promise<void> {
       client.onListChanged(list, () => emit({ type: "list_changed", list }, `${list} changed`)),
     ),
     client.onResourceUpdated((u) => emit({ type: "resource_updated", uri: u.uri }, `updated ${u.uri}`)),
+    // Progress the server reports on its own (for work it started, or a task): no call of ours
+    // is waiting for it, so it is shown here as it comes.
+    client.onNotification("notifications/progress", ({ params: p }) => {
+      const token = p.progressToken;
+      if (typeof p.progress !== "number" || (typeof token !== "string" && typeof token !== "number")) return;
+      const total = typeof p.total === "number" ? p.total : undefined;
+      const message = typeof p.message === "string" ? p.message : undefined;
+      emit(
+        {
+          type: "progress",
+          progressToken: token,
+          progress: p.progress,
+          ...(total !== undefined ? { total } : {}),
+          ...(message !== undefined ? { message } : {}),
+        },
+        `progress ${token}: ${p.progress}${total !== undefined ? `/${total}` : ""}${message ? ` ${message}` : ""}`,
+      );
+    }),
   ];
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;

@@ -1,5 +1,5 @@
 // Server elicitation from the CLI: on a terminal each field of the requested schema is asked for
-// and the typed answer sent back; off a terminal no elicitation capability is declared.
+// and the typed answer sent back; off a terminal (or with --json) each request is declined.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { after, test } from "node:test";
@@ -50,8 +50,22 @@ test("K1: on a terminal the server's question is asked field by field and the ty
   assert.match(out, /answer \{"action":"accept","content":\{"name":"Ada","age":36\}\}/);
 });
 
-test("K1: off a terminal no elicitation is invited", async () => {
+test("M4: off a terminal elicitation is declared and each request is declined at once", async () => {
   const run = await runCli(["call", "ask", "--", server.command, ...server.args]);
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.stdout, "not asked\n");
+  assert.equal(run.stdout, 'answer {"action":"decline"}\n');
+  assert.equal(run.stderr, "", "nothing is asked");
+});
+
+test("M4: with --json, even on a terminal, elicitation is declined rather than asked", {
+  skip: !hasScript && "no script(1)",
+}, () => {
+  const command = `env NO_COLOR=1 ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI_BIN)} call ask --json -- ${JSON.stringify(server.command)} ${server.args.map((a) => JSON.stringify(a)).join(" ")}`;
+  const out = execFileSync("script", ["-qc", command, "/dev/null"], {
+    encoding: "utf8",
+    timeout: 20_000,
+    input: "",
+  }).replace(/\r/g, "");
+  assert.doesNotMatch(out, /Who are you\?/);
+  assert.match(out, /answer \{\\"action\\":\\"decline\\"\}/);
 });

@@ -15,6 +15,8 @@ export interface CliRun {
 
 export interface CliOptions {
   env?: Record<string, string>;
+  /** The folder the CLI runs in (where it looks for project config files). */
+  cwd?: string;
   /** Kill the child (and fail) after this long. */
   timeoutMs?: number;
   /** Send this signal after this many ms. */
@@ -31,6 +33,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_BIN, ...args], {
       env: { ...process.env, NO_COLOR: "1", ...options.env },
+      cwd: options.cwd,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

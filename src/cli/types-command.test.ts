@@ -1,0 +1,44 @@
+// Type names from tool names, and a schema the generator cannot take: that tool becomes unknown,
+// the others keep their types.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { identifierOf, loadGenerator, toolTypes } from "./types-command.ts";
+
+test("K1: tool names become PascalCase ASCII identifiers the generator keeps as they are", () => {
+  assert.equal(identifierOf("get-sum"), "GetSum");
+  assert.equal(identifierOf("get_sum"), "GetSum");
+  assert.equal(identifierOf("fetch2url"), "Fetch2Url");
+  assert.equal(identifierOf("3d-render"), "DRender");
+  assert.equal(identifierOf("café"), "Cafe");
+  assert.equal(identifierOf("日本語"), "Tool");
+  assert.equal(identifierOf("*/ \u202e"), "Tool");
+  assert.equal(identifierOf("", "Definition"), "Definition");
+});
+
+test("S1: a tool whose schema the generator refuses is declared unknown; the other tools keep theirs", async () => {
+  const real = await loadGenerator();
+  const refusing = async (document: object) => {
+    if (JSON.stringify(document).includes("poison-key")) throw new Error("the generator gave up");
+    return real(document);
+  };
+  const { declarations, tools } = await toolTypes(
+    [
+      {
+        name: "fine",
+        inputSchema: { type: "object", properties: { a: { type: "number" } }, required: ["a"] },
+      },
+      { name: "poisoned", inputSchema: { type: "object", properties: { "poison-key": { type: "string" } } } },
+    ],
+    refusing,
+  );
+  assert.deepEqual(tools, [
+    { name: "fine", input: "FineInput", output: null },
+    { name: "poisoned", input: "PoisonedInput", output: null },
+  ]);
+  assert.match(declarations, /export interface FineInput \{\n {2}a: number;/);
+  assert.match(
+    declarations,
+    /"poisoned"\. Its schema could not be converted\.\n \*\/\nexport interface PoisonedInput \{\n {2}\[k: string\]: unknown;\n\}/,
+  );
+  assert.ok(!declarations.includes("poison-key"));
+});

@@ -1,0 +1,294 @@
+// `tether types`: declarations for every tool's input and output, type-checked with the project's
+// TypeScript under --strict, for server-everything, the example fleet and a hostile server whose
+// names, descriptions and schemas try to break out of comments, paste raw TypeScript, read files
+// and fetch URLs.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, describe, test } from "node:test";
+import ts from "typescript";
+import { CLI_BIN, runCli } from "../helpers/cli.ts";
+import { useFleet } from "../helpers/fleet.ts";
+import { startStdioScript } from "../helpers/hostile.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "tether-types-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Type-checks the files as one program under --strict; returns every diagnostic, readable. */
+function typeCheck(files: string[]): { errors: string[]; exports: (file: string) => string[] } {
+  const program = ts.createProgram(files, {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    allowImportingTsExtensions: true,
+    lib: ["lib.es2022.d.ts"],
+    types: [],
+  });
+  // The given files' diagnostics and the program's own; TypeScript's bundled lib files are not
+  // checked again (they are what the compiler ships, and checking them is most of the time).
+  const diagnostics = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...files.flatMap((file) => {
+      const source = program.getSourceFile(file);
+      if (!source) throw new Error(`not in the program: ${file}`);
+      return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
+    }),
+  ];
+  const errors = diagnostics.map(
+    (d) => `${d.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+  );
+  const checker = program.getTypeChecker();
+  return {
+    errors,
+    exports: (file) => {
+      const source = program.getSourceFile(file);
+      const symbol = source && checker.getSymbolAtLocation(source);
+      return symbol ? checker.getExportsOfModule(symbol).map((s) => s.name) : [];
+    },
+  };
+}
+
+/** Characters that must never be raw in the file: C0 (but LF), DEL, C1, bidi controls, LS/PS. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const RAW_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+describe("types for real servers", () => {
+  const fleet = useFleet();
+
+  test("K1: types for server-everything and every fleet server compile under --strict, and the types mean what the schemas say", async () => {
+    const targets: { label: string; args: string[] }[] = [
+      ...fleet().servers.map((srv) => ({ label: srv.name, args: [srv.url] })),
+      ...fleet().stdio.map((srv) => ({ label: srv.name, args: ["--", srv.command, ...srv.args] })),
+    ];
+    // One CLI run per server, side by side: each spawns, lists and generates on its own.
+    const files = await Promise.all(
+      targets.map(async (t) => {
+        const file = join(dir, `${t.label}.ts`);
+        // With a stdio target every option comes before --.
+        const args = t.args[0] === "--" ? ["types", "-o", file, ...t.args] : ["types", ...t.args, "-o", file];
+        const run = await runCli(args, { timeoutMs: 60_000 });
+        assert.equal(run.code, 0, `${t.label}: ${run.stderr}`);
+        assert.equal(run.stdout, "", `${t.label}: with -o, stdout is empty`);
+        assert.equal(run.stderr, "");
+        return file;
+      }),
+    );
+    // A use of the generated types: right arguments compile, wrong ones do not.
+    const use = join(dir, "use.ts");
+    writeFileSync(
+      use,
+      `import type { EchoInput, GetSumInput, GetStructuredContentOutput, Tools } from "./everything-stdio.ts";
+const echo: EchoInput = { message: "hi" };
+const sum: Tools["get-sum"]["input"] = { a: 2, b: 3 };
+// @ts-expect-error a is a number
+const wrong: GetSumInput = { a: "2", b: 3 };
+// @ts-expect-error message is required
+const missing: EchoInput = {};
+const weather: GetStructuredContentOutput = { temperature: 20, conditions: "sunny", humidity: 40 };
+export { echo, sum, wrong, missing, weather };
+`,
+    );
+    const checked = typeCheck([...files, use]);
+    assert.deepEqual(checked.errors, []);
+    const everything = checked.exports(join(dir, "everything-stdio.ts"));
+    for (const name of [
+      "Tools",
+      "EchoInput",
+      "GetSumInput",
+      "GetStructuredContentInput",
+      "GetStructuredContentOutput",
+    ])
+      assert.ok(everything.includes(name), name);
+  });
+});
+
+describe("types for a hostile server", () => {
+  /** Any request here means an external $ref was fetched. */
+  let fetched = 0;
+  const web = createServer((_req, res) => {
+    fetched++;
+    res.end(JSON.stringify({ description: "FETCHED-SENTINEL", type: "string" }));
+  });
+  const listening = new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
+  after(() => web.close());
+  const secretFile = join(dir, "secret.json");
+  writeFileSync(secretFile, JSON.stringify({ description: "FILE-SENTINEL", type: "string" }));
+
+  const evil = "x */ declare const pwned: 1; /* \u202e\u0007\u001b[31m\u2028\u0085 end";
+  const tools = async () => {
+    await listening;
+    const port = (web.address() as AddressInfo).port;
+    return [
+      {
+        name: "get-sum",
+        description: `Adds. ${evil}`,
+        inputSchema: {
+          type: "object",
+          title: "Injected*/Title",
+          properties: {
+            a: { type: "number", description: evil },
+            b: { type: "number", tsType: "string; export declare const pwned2: 2" },
+            [evil]: { enum: ["x", evil, 3, null] },
+            mode: { tsEnumNames: ["A*/B"], enum: ["a"] },
+            item: { $ref: "#/$defs/Item" },
+            self: { $ref: "#" },
+            fromFile: { $ref: `file://${secretFile}` },
+            fromWeb: { $ref: `http://127.0.0.1:${port}/schema.json` },
+            relative: { $ref: "secret.json" },
+            dangling: { $ref: "#/properties/nope" },
+            notASchema: { $ref: "#/required" },
+          },
+          patternProperties: { "*/ declare const pwned3: 3; /*": { type: "string" } },
+          required: ["a"],
+          $defs: {
+            Item: {
+              type: "object",
+              $id: "Evil*/Id",
+              properties: { z: { $ref: `#/$defs/${encodeURIComponent(evil)}` } },
+            },
+            [evil]: { type: "string", description: evil },
+          },
+        },
+        outputSchema: { type: "object", properties: { sum: { type: "number" } }, required: ["sum"] },
+      },
+      { name: "get_sum", description: "*/", inputSchema: { type: "object" } },
+      {
+        name: "getSum",
+        inputSchema: JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}') as object,
+      },
+      { name: evil, description: evil, inputSchema: { type: "object", properties: { deep: deep(40) } } },
+      { name: "123", inputSchema: { type: "object" } },
+      { name: "日本語", inputSchema: { type: "object" } },
+      { name: "tools", inputSchema: { type: "object" } },
+      // Names the generator itself trips over (it calls hasOwnProperty on the maps it walks), and
+      // references that only ever lead to each other.
+      {
+        name: "hasOwnProperty",
+        inputSchema: {
+          type: "object",
+          properties: {
+            hasOwnProperty: { type: "string" },
+            x: { $ref: "#/properties/y" },
+            y: { $ref: "#/properties/x" },
+          },
+          required: ["hasOwnProperty"],
+        },
+      },
+      { name: "loop", inputSchema: { $ref: "#" } },
+    ];
+  };
+  /** A schema nested `n` levels deep. */
+  function deep(n: number): Record<string, unknown> {
+    let s: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < n; i++) s = { type: "object", properties: { d: s } };
+    return s;
+  }
+
+  const server = (async () => {
+    const list = await tools();
+    return startStdioScript(`
+const TOOLS = JSON.parse(${JSON.stringify(JSON.stringify(list))});
+onMessage((m) => {
+  if (m.method === "initialize") return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "h", version: "1" } } });
+  if (m.method === "tools/list") return send({ jsonrpc: "2.0", id: m.id, result: { tools: TOOLS } });
+  if (m.id !== undefined) send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } });
+});`);
+  })();
+  after(async () => (await server).dispose());
+
+  test("S1: hostile names, descriptions and schemas give a file that compiles under --strict and declares only the tools' types", async () => {
+    const s = await server;
+    const run = await runCli(["types", "--json", "--", s.command, ...s.args]);
+    assert.equal(run.code, 0, run.stderr);
+    const doc = JSON.parse(run.stdout) as {
+      declarations: string;
+      tools: { name: string; input: string; output: string | null }[];
+    };
+    const text = doc.declarations;
+    const file = join(dir, "hostile.ts");
+    writeFileSync(file, text);
+    assert.doesNotMatch(text, RAW_UNSAFE, "no raw control or bidirectional characters");
+    const checked = typeCheck([file]);
+    assert.deepEqual(checked.errors, []);
+    // Type names come from tool names: valid, unique, in the server's order.
+    assert.deepEqual(
+      doc.tools.map((t) => [t.input, t.output]),
+      [
+        ["GetSumInput", "GetSumOutput"],
+        ["GetSum2Input", null],
+        ["GetSum3Input", null],
+        [doc.tools[3]!.input, null],
+        ["ToolInput", null],
+        ["Tool2Input", null],
+        ["ToolsInput", null],
+        ["HasOwnPropertyInput", null],
+        ["LoopInput", null],
+      ],
+    );
+    assert.equal(doc.tools[3]!.name, evil);
+    assert.match(doc.tools[3]!.input, /^XDeclareConstPwned[A-Za-z0-9]*Input$/);
+    const declared = checked.exports(file);
+    for (const t of doc.tools) assert.ok(declared.includes(t.input), `${t.input} in ${declared.join(", ")}`);
+    assert.ok(declared.includes("Tools") && declared.includes("GetSumOutput"));
+    // Nothing the server wrote left its comment or string: no identifier of its making in the code.
+    const identifiers = new Set<string>();
+    const scanner = ts.createScanner(ts.ScriptTarget.ES2022, true, ts.LanguageVariant.Standard, text);
+    for (let k = scanner.scan(); k !== ts.SyntaxKind.EndOfFileToken; k = scanner.scan())
+      if (k === ts.SyntaxKind.Identifier) identifiers.add(scanner.getTokenText());
+    for (const injected of ["pwned", "pwned2", "pwned3", "declare"])
+      assert.ok(!identifiers.has(injected), injected);
+    assert.doesNotMatch(
+      text,
+      /A\*\/B|Evil\*\/Id|Injected\*\/Title/,
+      "tsEnumNames, $id, titles never close a comment",
+    );
+    // External references are never followed: nothing read from disk, nothing fetched.
+    assert.doesNotMatch(text, /SENTINEL/);
+    assert.match(text, /"hasOwnProperty": string;/);
+    assert.match(text, /"__proto__"\?: string;/);
+    assert.equal(fetched, 0);
+    // The hostile strings survive exactly, as escapes inside string literals.
+    assert.ok(
+      text.includes(
+        JSON.stringify(evil).replace(
+          /[\u0085\u2028\u202e]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+        ),
+      ),
+    );
+  });
+
+  test("K1: types -o FILE writes the declarations and leaves stdout empty; with --json stdout has the names", async () => {
+    const s = await server;
+    const whole = await runCli(["types", "--", s.command, ...s.args]);
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.match(whole.stdout, /export interface Tools \{/);
+    const file = join(dir, "written.ts");
+    const written = await runCli(["types", "-o", file, "--", s.command, ...s.args]);
+    assert.equal(written.code, 0, written.stderr);
+    assert.equal(written.stdout, "");
+    assert.equal(readFileSync(file, "utf8"), whole.stdout);
+    const named = await runCli(["types", "--json", "-o", file, "--", s.command, ...s.args]);
+    assert.equal(named.code, 0, named.stderr);
+    assert.deepEqual(Object.keys(JSON.parse(named.stdout) as object), ["tools"]);
+  });
+
+  test("K1: types takes only a target; other commands never load the generator", async () => {
+    const s = await server;
+    const extra = await runCli(["types", "more", "--", s.command, ...s.args]);
+    assert.equal(extra.code, 2);
+    // The generator is loaded with a dynamic import, only by this command: no file of the CLI
+    // (the entry and the chunks it loads on demand) imports it statically.
+    const chunks = join(dirname(CLI_BIN), "tether-chunks");
+    const files = [CLI_BIN, ...(existsSync(chunks) ? readdirSync(chunks).map((f) => join(chunks, f)) : [])];
+    const code = files.map((f) => readFileSync(f, "utf8"));
+    assert.ok(code.some((c) => /import\(\s*["']json-schema-to-typescript["']\s*\)/.test(c)));
+    for (const c of code) assert.doesNotMatch(c, /from\s*["']json-schema-to-typescript["']/);
+  });
+});
