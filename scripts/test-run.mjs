@@ -16,8 +16,8 @@
 //
 // Behaviour does not change: every module keeps its own `import.meta.url` (so fixtures, examples
 // and docs are found beside the sources, as under the loader), packages stay external (the same
-// node_modules copies load), and the type check stays `npm run typecheck`. Child processes that
-// tests start on TypeScript fixtures still use `--import tsx` themselves. Single files can still be
+// node_modules copies load), and the type check stays `npm run typecheck`. Scripts that tests
+// run as child processes are bundled the same way (test/helpers/child-exit.ts). Single files can still be
 // run directly: `node --import tsx --test test/faults/x.test.ts`.
 
 import { spawn } from "node:child_process";

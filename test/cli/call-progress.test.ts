@@ -1,8 +1,9 @@
 // `call --progress-timeout`: each progress notification restarts the call clock, --call-timeout
 // bounds the whole; a progress line on a terminal only; `call --task` runs a task to its result.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { after, describe, test } from "node:test";
+import { promisify } from "node:util";
 import { CLI_BIN, errorRecord, runCli } from "../helpers/cli.ts";
 import { useFleet } from "../helpers/fleet.ts";
 import { startStdioScript } from "../helpers/hostile.ts";
@@ -28,6 +29,7 @@ onMessage((m) => {
   if (m.id !== undefined) send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } });
 });`);
 after(() => server.dispose());
+const execFileAsync = promisify(execFile);
 const stdio = () => ["--", server.command, ...server.args];
 
 const hasScript = (() => {
@@ -39,32 +41,31 @@ const hasScript = (() => {
   }
 })();
 
-describe("long calls", () => {
+// The three calls are independent CLI runs, each with its own server process: they run side by side.
+describe("long calls", { concurrency: true }, () => {
   const fleet = useFleet(["everything-stdio"]);
 
   test("P4: --progress-timeout lets a call that keeps reporting progress outlive it; --call-timeout alone does not", async () => {
-    const kept = await runCli([
-      "call",
-      "slow",
-      "--progress-timeout",
-      "1000",
-      "--call-timeout",
-      "10000",
-      ...stdio(),
+    const [kept, cut] = await Promise.all([
+      runCli(["call", "slow", "--progress-timeout", "1000", "--call-timeout", "10000", ...stdio()]),
+      runCli(["call", "slow", "--call-timeout", "1000", ...stdio()]),
     ]);
     assert.equal(kept.code, 0, kept.stderr);
     assert.equal(kept.stdout, "done\n");
     assert.equal(kept.stderr, "", "no progress line off a terminal");
-    const cut = await runCli(["call", "slow", "--call-timeout", "1000", ...stdio()]);
     assert.equal(cut.code, 4, cut.stderr);
     assert.equal(errorRecord(cut).code, "timeout");
   });
 
   test("K1: on a terminal a progress line shows on stderr and is erased before the result", {
     skip: !hasScript && "no script(1)",
-  }, () => {
+  }, async () => {
     const command = `env NO_COLOR=1 ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI_BIN)} call slow --progress-timeout 1000 -- ${JSON.stringify(server.command)} ${server.args.map((a) => JSON.stringify(a)).join(" ")}`;
-    const out = execFileSync("script", ["-qc", command, "/dev/null"], { encoding: "utf8", timeout: 20_000 });
+    // Asynchronous, so the other calls of this suite run meanwhile.
+    const { stdout: out } = await execFileAsync("script", ["-qc", command, "/dev/null"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
     assert.match(out, /progress 1\/5 working/);
     assert.ok(out.endsWith(`\r${String.fromCharCode(27)}[Kdone\r\n`), "the line is erased before the result");
   });

@@ -4,7 +4,8 @@ import { describe, test } from "node:test";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import { useFleet } from "../helpers/fleet.ts";
 
-describe("templates and complete", () => {
+// Each test runs its own CLI processes, each with its own server process: side by side.
+describe("templates and complete", { concurrency: true }, () => {
   const fleet = useFleet(["everything-stdio"]);
   const target = () => {
     const s = fleet().stdioServer("everything-stdio");

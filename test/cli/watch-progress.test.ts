@@ -1,7 +1,7 @@
 // `tether watch` shows progress the server reports on its own (work it started, a task), as a
 // line or an NDJSON record, beside the other notifications.
 import assert from "node:assert/strict";
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { runCli } from "../helpers/cli.ts";
 import { startStdioScript } from "../helpers/hostile.ts";
 
@@ -21,36 +21,39 @@ onMessage((m) => {
 after(() => server.dispose());
 const stdio = () => ["--", server.command, ...server.args];
 
-test("M2: watch --json prints the server's own progress as NDJSON records", async () => {
-  const run = await runCli(["watch", "--log-level", "info", "--duration", "1500", "--json", ...stdio()]);
-  assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.stderr, "");
-  const lines = run.stdout
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.deepEqual(
-    lines.filter((l) => l.type === "progress"),
-    [
-      {
-        type: "progress",
-        progressToken: "import-1",
-        progress: 3,
-        total: 10,
-        message: "copying \u001b[2Jfiles",
-      },
-      { type: "progress", progressToken: 7, progress: 0.5 },
-    ],
-    "a notification without a usable token is not shown",
-  );
-  // The log message the server sent after the progress arrived too: the malformed one ended nothing.
-  assert.ok(lines.some((l) => l.type === "log" && l.data === "after progress"));
-});
+// Each test runs its own CLI process, which starts its own server process: side by side.
+describe("watch progress", { concurrency: true }, () => {
+  test("M2: watch --json prints the server's own progress as NDJSON records", async () => {
+    const run = await runCli(["watch", "--log-level", "info", "--duration", "1500", "--json", ...stdio()]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, "");
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.filter((l) => l.type === "progress"),
+      [
+        {
+          type: "progress",
+          progressToken: "import-1",
+          progress: 3,
+          total: 10,
+          message: "copying \u001b[2Jfiles",
+        },
+        { type: "progress", progressToken: 7, progress: 0.5 },
+      ],
+      "a notification without a usable token is not shown",
+    );
+    // The log message the server sent after the progress arrived too: the malformed one ended nothing.
+    assert.ok(lines.some((l) => l.type === "log" && l.data === "after progress"));
+  });
 
-test("S1: watch prints progress as readable lines, the server's text sanitized", async () => {
-  const run = await runCli(["watch", "--log-level", "info", "--duration", "1500", ...stdio()]);
-  assert.equal(run.code, 0, run.stderr);
-  assert.match(run.stdout, /^progress import-1: 3\/10 copying \\x1b\[2Jfiles$/m);
-  assert.match(run.stdout, /^progress 7: 0\.5$/m);
-  assert.match(run.stdout, /^log info: after progress$/m);
+  test("S1: watch prints progress as readable lines, the server's text sanitized", async () => {
+    const run = await runCli(["watch", "--log-level", "info", "--duration", "1500", ...stdio()]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^progress import-1: 3\/10 copying \\x1b\[2Jfiles$/m);
+    assert.match(run.stdout, /^progress 7: 0\.5$/m);
+    assert.match(run.stdout, /^log info: after progress$/m);
+  });
 });

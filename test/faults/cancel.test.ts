@@ -151,122 +151,133 @@ async function assertCancelledOnClose(h: Holder, client: Client): Promise<void> 
   assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `close() took ${Math.round(ms)} ms`);
 }
 
-describe("S7: the library cancels an abandoned call on every transport", () => {
-  for (const [label, make] of HOLDERS) {
-    test(`S7: a call timeout on ${label} sends notifications/cancelled before close() returns`, async () => {
-      const h = await make();
-      const client = await open(h);
-      await assert.rejects(
-        client.callTool("echo", { text: "hi" }, { timeoutMs: CALL_TIMEOUT_MS }),
-        (e: unknown) => TetherError.is(e) && e.code === "timeout" && e.effect === "unknown",
+// Every test starts its own server (and client or CLI process): the tests run side by side.
+describe("S7: cancelling a call", { concurrency: true }, () => {
+  describe("S7: the library cancels an abandoned call on every transport", { concurrency: true }, () => {
+    for (const [label, make] of HOLDERS) {
+      test(`S7: a call timeout on ${label} sends notifications/cancelled before close() returns`, async () => {
+        const h = await make();
+        const client = await open(h);
+        await assert.rejects(
+          client.callTool("echo", { text: "hi" }, { timeoutMs: CALL_TIMEOUT_MS }),
+          (e: unknown) => TetherError.is(e) && e.code === "timeout" && e.effect === "unknown",
+        );
+        await assertCancelledOnClose(h, client);
+      });
+
+      test(`S7 P7: the caller's AbortSignal on ${label} sends notifications/cancelled before close() returns`, async () => {
+        const h = await make();
+        const client = await open(h);
+        const abort = new AbortController();
+        const call = client.callTool("echo", { text: "hi" }, { signal: abort.signal });
+        call.catch(() => {});
+        await until(() => h.calls().length === 1, 10_000, "the server to receive the call");
+        abort.abort(new Error("the user changed their mind"));
+        await assert.rejects(call, (e: unknown) => TetherError.is(e) && e.code === "cancelled");
+        await assertCancelledOnClose(h, client);
+      });
+    }
+
+    test("S7 E4: a server that never answers the cancellation notice holds close() no longer than its grace", async () => {
+      const server = await startHttp(
+        legacyStreamableHandler({
+          "tools/call": holdStream("2025-06-18"),
+          "notifications/cancelled": hang(),
+        }),
       );
-      await assertCancelledOnClose(h, client);
+      closers.push(() => server.close());
+      const h: Holder = { label: "", options: {}, cli: { before: [], after: [] }, ...recorded(server) };
+      const client = await open({
+        ...h,
+        options: { url: server.url, transport: "streamable-http", protocolVersion: "2025-06-18" },
+      });
+      await assert.rejects(client.callTool("echo", { text: "hi" }, { timeoutMs: CALL_TIMEOUT_MS }));
+      const started = performance.now();
+      await client.close();
+      const ms = performance.now() - started;
+      assert.deepEqual(h.cancels(), h.calls(), "the notice reached the server");
+      assert.ok(ms >= CANCEL_NOTICE_GRACE_MS - 50, `close() waited for the notice (${Math.round(ms)} ms)`);
+      assert.ok(
+        ms <= CANCEL_NOTICE_GRACE_MS + SESSION_DELETE_TIMEOUT_MS + SLACK_MS,
+        `close() took ${Math.round(ms)} ms`,
+      );
+      assert.ok(
+        CANCEL_NOTICE_GRACE_MS + SESSION_DELETE_TIMEOUT_MS <= CLEANUP_GRACE_MS,
+        "both fit in the cleanup grace",
+      );
+      // The session was still ended after the notice gave up.
+      assert.equal(server.requests.at(-1)?.method, "DELETE");
     });
 
-    test(`S7 P7: the caller's AbortSignal on ${label} sends notifications/cancelled before close() returns`, async () => {
-      const h = await make();
-      const client = await open(h);
+    test("S7: on modern Streamable HTTP the reply stream is closed and no notification is sent", async () => {
+      let closedStreams = 0;
+      const server = await startHttp(
+        modernStreamableHandler({
+          "tools/call": (res) => {
+            res.once("close", () => closedStreams++);
+            openSse(res);
+          },
+        }),
+      );
+      closers.push(() => server.close());
+      const client = await connect({
+        eraHints: false,
+        timeoutMs: 10_000,
+        url: server.url,
+        transport: "streamable-http",
+        protocolVersion: MODERN_VERSION,
+      });
+      closers.push(() => client.close());
       const abort = new AbortController();
       const call = client.callTool("echo", { text: "hi" }, { signal: abort.signal });
       call.catch(() => {});
-      await until(() => h.calls().length === 1, 10_000, "the server to receive the call");
-      abort.abort(new Error("the user changed their mind"));
+      await until(() => server.rpcMethods().includes("tools/call"), 10_000, "the server to receive the call");
+      abort.abort();
       await assert.rejects(call, (e: unknown) => TetherError.is(e) && e.code === "cancelled");
-      await assertCancelledOnClose(h, client);
+      await until(() => closedStreams === 1, 5_000, "the call's reply stream to be closed");
+      // Observed after something that must come later: close() and its own traffic.
+      await client.close();
+      assert.ok(!server.rpcMethods().includes("notifications/cancelled"), server.rpcMethods().join(", "));
     });
-  }
-
-  test("S7 E4: a server that never answers the cancellation notice holds close() no longer than its grace", async () => {
-    const server = await startHttp(
-      legacyStreamableHandler({ "tools/call": holdStream("2025-06-18"), "notifications/cancelled": hang() }),
-    );
-    closers.push(() => server.close());
-    const h: Holder = { label: "", options: {}, cli: { before: [], after: [] }, ...recorded(server) };
-    const client = await open({
-      ...h,
-      options: { url: server.url, transport: "streamable-http", protocolVersion: "2025-06-18" },
-    });
-    await assert.rejects(client.callTool("echo", { text: "hi" }, { timeoutMs: CALL_TIMEOUT_MS }));
-    const started = performance.now();
-    await client.close();
-    const ms = performance.now() - started;
-    assert.deepEqual(h.cancels(), h.calls(), "the notice reached the server");
-    assert.ok(ms >= CANCEL_NOTICE_GRACE_MS - 50, `close() waited for the notice (${Math.round(ms)} ms)`);
-    assert.ok(
-      ms <= CANCEL_NOTICE_GRACE_MS + SESSION_DELETE_TIMEOUT_MS + SLACK_MS,
-      `close() took ${Math.round(ms)} ms`,
-    );
-    assert.ok(
-      CANCEL_NOTICE_GRACE_MS + SESSION_DELETE_TIMEOUT_MS <= CLEANUP_GRACE_MS,
-      "both fit in the cleanup grace",
-    );
-    // The session was still ended after the notice gave up.
-    assert.equal(server.requests.at(-1)?.method, "DELETE");
   });
 
-  test("S7: on modern Streamable HTTP the reply stream is closed and no notification is sent", async () => {
-    let closedStreams = 0;
-    const server = await startHttp(
-      modernStreamableHandler({
-        "tools/call": (res) => {
-          res.once("close", () => closedStreams++);
-          openSse(res);
-        },
-      }),
-    );
-    closers.push(() => server.close());
-    const client = await connect({
-      eraHints: false,
-      timeoutMs: 10_000,
-      url: server.url,
-      transport: "streamable-http",
-      protocolVersion: MODERN_VERSION,
-    });
-    closers.push(() => client.close());
-    const abort = new AbortController();
-    const call = client.callTool("echo", { text: "hi" }, { signal: abort.signal });
-    call.catch(() => {});
-    await until(() => server.rpcMethods().includes("tools/call"), 10_000, "the server to receive the call");
-    abort.abort();
-    await assert.rejects(call, (e: unknown) => TetherError.is(e) && e.code === "cancelled");
-    await until(() => closedStreams === 1, 5_000, "the call's reply stream to be closed");
-    // Observed after something that must come later: close() and its own traffic.
-    await client.close();
-    assert.ok(!server.rpcMethods().includes("notifications/cancelled"), server.rpcMethods().join(", "));
-  });
-});
-
-describe("S7 K1: the CLI cancels the call in flight on SIGINT and SIGTERM", () => {
-  const cacheDir = mkdtempSync(join(tmpdir(), "tether-cancel-cache-"));
-  after(() => rmSync(cacheDir, { recursive: true, force: true }));
-  for (const [label, make] of HOLDERS.filter(([l]) => l !== "Streamable HTTP 2025-11-25")) {
-    for (const signal of ["SIGINT", "SIGTERM"] as const) {
-      test(`S7 K1: ${signal} during a call on ${label} sends notifications/cancelled and exits 130 within the grace`, async (ctx) => {
-        const h = await make();
-        const cli = startCli(["call", ...h.cli.before, "echo", "text=hi", ...h.cli.after], {
-          env: { TETHER_CACHE_DIR: cacheDir },
+  describe("S7 K1: the CLI cancels the call in flight on SIGINT and SIGTERM", { concurrency: true }, () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), "tether-cancel-cache-"));
+    after(() => rmSync(cacheDir, { recursive: true, force: true }));
+    for (const [label, make] of HOLDERS.filter(([l]) => l !== "Streamable HTTP 2025-11-25")) {
+      for (const signal of ["SIGINT", "SIGTERM"] as const) {
+        test(`S7 K1: ${signal} during a call on ${label} sends notifications/cancelled and exits 130 within the grace`, async (ctx) => {
+          const h = await make();
+          const cli = startCli(["call", ...h.cli.before, "echo", "text=hi", ...h.cli.after], {
+            // A cache folder of its own, as the CLI runs beside the others.
+            env: { TETHER_CACHE_DIR: mkdtempSync(join(cacheDir, "run-")) },
+          });
+          const exitedEarly = cli.exited.then((r) => {
+            throw new Error(`the CLI exited before the call arrived: ${r.code} ${r.stderr}`);
+          });
+          exitedEarly.catch(() => {});
+          await Promise.race([
+            until(() => h.calls().length === 1, 15_000, "the server to receive the call"),
+            exitedEarly,
+          ]);
+          // SIGINT as a terminal sends it (to the whole foreground group), SIGTERM as `kill` does.
+          const sentAt = cli.signal(signal, { group: signal === "SIGINT" });
+          const run = await cli.exited;
+          const ms = run.exitedAt - sentAt;
+          assert.equal(run.code, 130, run.stderr);
+          assert.equal(run.stdout, "");
+          const lines = run.stderr.trim().split("\n");
+          assert.equal(lines.length, 1, `exactly one line on stderr: ${run.stderr}`);
+          assert.equal((JSON.parse(lines[0]!) as { code?: string }).code, "cancelled");
+          assert.deepEqual(
+            h.cancels(),
+            h.calls(),
+            "the server received notifications/cancelled for the call",
+          );
+          assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `${signal} to exit took ${Math.round(ms)} ms`);
+          ctx.diagnostic(`${label}, ${signal}: exit ${Math.round(ms)} ms after the signal`);
         });
-        const exitedEarly = cli.exited.then((r) => {
-          throw new Error(`the CLI exited before the call arrived: ${r.code} ${r.stderr}`);
-        });
-        exitedEarly.catch(() => {});
-        await Promise.race([
-          until(() => h.calls().length === 1, 15_000, "the server to receive the call"),
-          exitedEarly,
-        ]);
-        // SIGINT as a terminal sends it (to the whole foreground group), SIGTERM as `kill` does.
-        const sentAt = cli.signal(signal, { group: signal === "SIGINT" });
-        const run = await cli.exited;
-        const ms = run.exitedAt - sentAt;
-        assert.equal(run.code, 130, run.stderr);
-        assert.equal(run.stdout, "");
-        const lines = run.stderr.trim().split("\n");
-        assert.equal(lines.length, 1, `exactly one line on stderr: ${run.stderr}`);
-        assert.equal((JSON.parse(lines[0]!) as { code?: string }).code, "cancelled");
-        assert.deepEqual(h.cancels(), h.calls(), "the server received notifications/cancelled for the call");
-        assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `${signal} to exit took ${Math.round(ms)} ms`);
-        ctx.diagnostic(`${label}, ${signal}: exit ${Math.round(ms)} ms after the signal`);
-      });
+      }
     }
-  }
+  });
 });

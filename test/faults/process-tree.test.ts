@@ -82,155 +82,161 @@ function assertTreeUp(t: Tree): void {
 
 const base = { eraHints: false, protocolVersion: VERSION, timeoutMs: 10_000 } as const;
 
-describe("S6: the library ends a stdio server's whole process tree", () => {
-  test("S6 C5: close() ends the server, its helper and a great-grandchild that ignores SIGTERM", async () => {
-    const f = fixture("serve");
-    const client = await connect({ ...base, command: f.command, args: f.args });
-    const t = f.tree();
-    assertTreeUp(t);
-    const started = performance.now();
-    await client.close();
-    const ms = performance.now() - started;
-    assertTreeGone(t, "once close() resolved");
-    // The server leaves on its stdin's end; the helpers get SIGTERM, the stubborn one SIGKILL.
-    assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `close() took ${Math.round(ms)} ms`);
-    assert.ok(
-      ms >= SIGTERM_GRACE_MS - 50,
-      `the SIGTERM grace was given before SIGKILL (${Math.round(ms)} ms)`,
-    );
-  });
+// Every test starts its own tree (and client, script or CLI process): the tests run side by side.
+describe("S6: process trees", { concurrency: true }, () => {
+  describe("S6: the library ends a stdio server's whole process tree", { concurrency: true }, () => {
+    test("S6 C5: close() ends the server, its helper and a great-grandchild that ignores SIGTERM", async () => {
+      const f = fixture("serve");
+      const client = await connect({ ...base, command: f.command, args: f.args });
+      const t = f.tree();
+      assertTreeUp(t);
+      const started = performance.now();
+      await client.close();
+      const ms = performance.now() - started;
+      assertTreeGone(t, "once close() resolved");
+      // The server leaves on its stdin's end; the helpers get SIGTERM, the stubborn one SIGKILL.
+      assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `close() took ${Math.round(ms)} ms`);
+      assert.ok(
+        ms >= SIGTERM_GRACE_MS - 50,
+        `the SIGTERM grace was given before SIGKILL (${Math.round(ms)} ms)`,
+      );
+    });
 
-  test("S6 E4: an expired establishment deadline ends the whole tree within the cleanup grace", async () => {
-    const f = fixture("hang");
-    const deadlineMs = 2_000;
-    const started = performance.now();
-    const outcome = connect({
-      eraHints: false,
-      protocolVersion: VERSION,
-      timeoutMs: deadlineMs,
-      command: f.command,
-      args: f.args,
-    }).then(
-      () => assert.fail("connect() resolved against a server that never answers"),
-      (e: unknown) => e,
-    );
-    await until(() => f.has("tree_ready"), deadlineMs, "the tree to be up before the deadline");
-    const t = f.tree();
-    const error = await outcome;
-    const ms = performance.now() - started;
-    assert.ok(TetherError.is(error), String(error));
-    assert.equal(error.code, "timeout");
-    assertTreeGone(t, "once connect() settled");
-    assert.ok(ms <= deadlineMs + CLEANUP_GRACE_MS + SLACK_MS, `connect() settled after ${Math.round(ms)} ms`);
-  });
+    test("S6 E4: an expired establishment deadline ends the whole tree within the cleanup grace", async () => {
+      const f = fixture("hang");
+      const deadlineMs = 2_000;
+      const started = performance.now();
+      const outcome = connect({
+        eraHints: false,
+        protocolVersion: VERSION,
+        timeoutMs: deadlineMs,
+        command: f.command,
+        args: f.args,
+      }).then(
+        () => assert.fail("connect() resolved against a server that never answers"),
+        (e: unknown) => e,
+      );
+      await until(() => f.has("tree_ready"), deadlineMs, "the tree to be up before the deadline");
+      const t = f.tree();
+      const error = await outcome;
+      const ms = performance.now() - started;
+      assert.ok(TetherError.is(error), String(error));
+      assert.equal(error.code, "timeout");
+      assertTreeGone(t, "once connect() settled");
+      assert.ok(
+        ms <= deadlineMs + CLEANUP_GRACE_MS + SLACK_MS,
+        `connect() settled after ${Math.round(ms)} ms`,
+      );
+    });
 
-  test("S6: when the server dies by itself, its orphaned helpers are ended without a close()", async () => {
-    const f = fixture("serve");
-    const client = await connect({ ...base, command: f.command, args: f.args });
-    const t = f.tree();
-    assertTreeUp(t);
-    await assert.rejects(
-      client.callTool("die"),
-      (e: unknown) => TetherError.is(e) && e.code === "connection",
-    );
-    // Nobody calls close(): the lost channel alone must end what the server left behind.
-    await until(
-      () => leftovers(t).length === 0,
-      CLEANUP_GRACE_MS + SLACK_MS,
-      "the orphaned helpers to be ended",
-    );
-    await client.close();
-    assertTreeGone(t, "after close()");
-  });
+    test("S6: when the server dies by itself, its orphaned helpers are ended without a close()", async () => {
+      const f = fixture("serve");
+      const client = await connect({ ...base, command: f.command, args: f.args });
+      const t = f.tree();
+      assertTreeUp(t);
+      await assert.rejects(
+        client.callTool("die"),
+        (e: unknown) => TetherError.is(e) && e.code === "connection",
+      );
+      // Nobody calls close(): the lost channel alone must end what the server left behind.
+      await until(
+        () => leftovers(t).length === 0,
+        CLEANUP_GRACE_MS + SLACK_MS,
+        "the orphaned helpers to be ended",
+      );
+      await client.close();
+      assertTreeGone(t, "after close()");
+    });
 
-  test("S6 C9: a script that connects and exits without close() leaves no helper running", async () => {
-    const f = fixture("serve");
-    const source = `
+    test("S6 C9: a script that connects and exits without close() leaves no helper running", async () => {
+      const f = fixture("serve");
+      const source = `
 import { connect } from ${JSON.stringify(LIBRARY_URL)};
 const client = await connect(${JSON.stringify({ ...base, command: f.command, args: f.args })});
 await client.listTools();
 process.exit(0);
 `;
-    const run = await runChildToExit({ source, exitWithinMs: 15_000 });
-    assert.equal(run.code, 0, run.stderr);
-    const t = f.tree();
-    assertTreeGone(t, "once the host process exited");
-  });
+      const run = await runChildToExit({ source, exitWithinMs: 15_000 });
+      assert.equal(run.code, 0, run.stderr);
+      const t = f.tree();
+      assertTreeGone(t, "once the host process exited");
+    });
 
-  test("S6 C9: a script that connects, calls and closes exits by itself and leaves no helper", async () => {
-    const f = fixture("serve");
-    const source = `
+    test("S6 C9: a script that connects, calls and closes exits by itself and leaves no helper", async () => {
+      const f = fixture("serve");
+      const source = `
 import { connect } from ${JSON.stringify(LIBRARY_URL)};
 const client = await connect(${JSON.stringify({ ...base, command: f.command, args: f.args })});
 await client.listTools();
 await client.close();
 `;
-    const run = await runChildToExit({ source, exitWithinMs: 15_000 });
-    assert.equal(run.code, 0, run.stderr);
-    assertTreeGone(f.tree(), "once the script exited by itself");
-  });
-});
-
-/** Starts the built CLI on `tether call hold` against a tree server; resolves once the server has the call. */
-async function cliDuringCall() {
-  const f = fixture("serve");
-  const cli = startCli(["call", "hold", "--protocol-version", VERSION, "--", f.command, ...f.args], {
-    env: { TETHER_CACHE_DIR: f.dir },
-  });
-  const exitedEarly = cli.exited.then((r) => {
-    throw new Error(`the CLI exited before the call arrived: ${r.code} ${r.stderr}`);
-  });
-  exitedEarly.catch(() => {});
-  await Promise.race([until(() => f.has("call"), 15_000, "the server to receive the call"), exitedEarly]);
-  const t = f.tree();
-  assertTreeUp(t);
-  return { cli, t };
-}
-
-function assertOneCancelledRecord(run: CliExit): void {
-  assert.equal(run.code, 130, run.stderr);
-  assert.equal(run.stdout, "", "nothing on stdout");
-  const lines = run.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `exactly one line on stderr: ${run.stderr}`);
-  const record = JSON.parse(lines[0]!) as Record<string, unknown>;
-  assert.equal(record.type, "error");
-  assert.equal(record.code, "cancelled");
-}
-
-describe("S6 K1: the CLI ends the server's tree on SIGINT and SIGTERM", () => {
-  for (const [signal, group] of [
-    ["SIGINT", true],
-    ["SIGTERM", false],
-  ] as const) {
-    const how = group ? "a terminal's Ctrl-C (SIGINT to the CLI's process group)" : "SIGTERM to the CLI";
-    test(`S6 K1: ${how} during a call exits 130 with one record and leaves no member of the server's group`, async (ctx) => {
-      const { cli, t } = await cliDuringCall();
-      const sentAt = cli.signal(signal, { group });
-      const run = await cli.exited;
-      const members = groupMembers(t.server);
-      const ms = run.exitedAt - sentAt;
-      assertOneCancelledRecord(run);
-      assert.deepEqual(members, [], "no member of the server's process group runs after the CLI exited");
-      assertTreeGone(t, "after the CLI exited");
-      assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `${signal} to exit took ${Math.round(ms)} ms`);
-      ctx.diagnostic(
-        `${signal}: exit ${Math.round(ms)} ms after the signal; group members left: ${members.length}`,
-      );
+      const run = await runChildToExit({ source, exitWithinMs: 15_000 });
+      assert.equal(run.code, 0, run.stderr);
+      assertTreeGone(f.tree(), "once the script exited by itself");
     });
+  });
+
+  /** Starts the built CLI on `tether call hold` against a tree server; resolves once the server has the call. */
+  async function cliDuringCall() {
+    const f = fixture("serve");
+    const cli = startCli(["call", "hold", "--protocol-version", VERSION, "--", f.command, ...f.args], {
+      env: { TETHER_CACHE_DIR: f.dir },
+    });
+    const exitedEarly = cli.exited.then((r) => {
+      throw new Error(`the CLI exited before the call arrived: ${r.code} ${r.stderr}`);
+    });
+    exitedEarly.catch(() => {});
+    await Promise.race([until(() => f.has("call"), 15_000, "the server to receive the call"), exitedEarly]);
+    const t = f.tree();
+    assertTreeUp(t);
+    return { cli, t };
   }
 
-  test("S6 K1: a second Ctrl-C during the shutdown exits at once, with one record, and still ends the tree", async (ctx) => {
-    const { cli, t } = await cliDuringCall();
-    cli.signal("SIGINT", { group: true });
-    // The server leaves on its stdin's end; its helpers then sit in their SIGTERM grace.
-    await until(() => !running(t.server), 5_000, "the server to leave on its stdin's end");
-    assert.ok(running(t.stubborn), "the SIGTERM-proof helper is still there");
-    const sentAt = cli.signal("SIGINT", { group: true });
-    const run = await cli.exited;
-    const ms = run.exitedAt - sentAt;
-    assertOneCancelledRecord(run);
-    // The exiting CLI sends SIGKILL to the group; the kernel takes a moment to deliver it.
-    await until(() => leftovers(t).length === 0, 1_000, "the tree to be gone after a forced exit");
-    ctx.diagnostic(`second SIGINT: exit ${Math.round(ms)} ms after it`);
+  function assertOneCancelledRecord(run: CliExit): void {
+    assert.equal(run.code, 130, run.stderr);
+    assert.equal(run.stdout, "", "nothing on stdout");
+    const lines = run.stderr.trim().split("\n");
+    assert.equal(lines.length, 1, `exactly one line on stderr: ${run.stderr}`);
+    const record = JSON.parse(lines[0]!) as Record<string, unknown>;
+    assert.equal(record.type, "error");
+    assert.equal(record.code, "cancelled");
+  }
+
+  describe("S6 K1: the CLI ends the server's tree on SIGINT and SIGTERM", { concurrency: true }, () => {
+    for (const [signal, group] of [
+      ["SIGINT", true],
+      ["SIGTERM", false],
+    ] as const) {
+      const how = group ? "a terminal's Ctrl-C (SIGINT to the CLI's process group)" : "SIGTERM to the CLI";
+      test(`S6 K1: ${how} during a call exits 130 with one record and leaves no member of the server's group`, async (ctx) => {
+        const { cli, t } = await cliDuringCall();
+        const sentAt = cli.signal(signal, { group });
+        const run = await cli.exited;
+        const members = groupMembers(t.server);
+        const ms = run.exitedAt - sentAt;
+        assertOneCancelledRecord(run);
+        assert.deepEqual(members, [], "no member of the server's process group runs after the CLI exited");
+        assertTreeGone(t, "after the CLI exited");
+        assert.ok(ms <= CLEANUP_GRACE_MS + SLACK_MS, `${signal} to exit took ${Math.round(ms)} ms`);
+        ctx.diagnostic(
+          `${signal}: exit ${Math.round(ms)} ms after the signal; group members left: ${members.length}`,
+        );
+      });
+    }
+
+    test("S6 K1: a second Ctrl-C during the shutdown exits at once, with one record, and still ends the tree", async (ctx) => {
+      const { cli, t } = await cliDuringCall();
+      cli.signal("SIGINT", { group: true });
+      // The server leaves on its stdin's end; its helpers then sit in their SIGTERM grace.
+      await until(() => !running(t.server), 5_000, "the server to leave on its stdin's end");
+      assert.ok(running(t.stubborn), "the SIGTERM-proof helper is still there");
+      const sentAt = cli.signal("SIGINT", { group: true });
+      const run = await cli.exited;
+      const ms = run.exitedAt - sentAt;
+      assertOneCancelledRecord(run);
+      // The exiting CLI sends SIGKILL to the group; the kernel takes a moment to deliver it.
+      await until(() => leftovers(t).length === 0, 1_000, "the tree to be gone after a forced exit");
+      ctx.diagnostic(`second SIGINT: exit ${Math.round(ms)} ms after it`);
+    });
   });
 });

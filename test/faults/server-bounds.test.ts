@@ -25,6 +25,7 @@ import {
 } from "../../src/index.ts";
 import { MAX_JSON_DEPTH } from "../../src/jsonrpc/json-depth.ts";
 import { MAX_CURSOR_CHARS } from "../../src/options/limits.ts";
+import { bundled } from "../helpers/child-exit.ts";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import {
   type HostileServer,
@@ -171,8 +172,13 @@ function cursorChild(target: Target): Promise<CursorReport> {
   const env: Record<string, string> = {};
   if ("url" in target.options) env.TETHER_URL = String(target.options.url);
   else env.TETHER_STDIO = JSON.stringify([target.options.command, ...(target.options.args ?? [])]);
+  // The probe runs bundled with the library source (see bundled()), without a TypeScript loader.
+  return bundled(CURSOR_CHILD).then((script) => cursorRun(script, env));
+}
+
+function cursorRun(script: string, env: Record<string, string>): Promise<CursorReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", CURSOR_CHILD], {
+    const child = spawn(process.execPath, ["--expose-gc", script], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,16 +1,91 @@
-// Runs a small TypeScript/ESM script in a child Node process (with tsx) and asserts it exits by
-// itself: the check behind CONTRACT C9 that nothing of ours keeps a process alive after close().
+// Runs a small TypeScript/ESM script in a child Node process and asserts it exits by itself: the
+// check behind CONTRACT C9 that nothing of ours keeps a process alive after close().
+//
+// The script is bundled with esbuild, together with the library source it imports, into one plain
+// JavaScript file that the child runs without a TypeScript loader. tsx would compile the same
+// source with the same esbuild, but one module at a time in every child (about a second of CPU
+// each) and with a helper process of its own in the child's group; one bundle per script, made
+// once per test process, costs a few tens of milliseconds.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { build, type Plugin } from "esbuild";
 
 /** The library entry as a file URL, for inline scripts that live outside the repository. */
 export const LIBRARY_URL = pathToFileURL(fileURLToPath(new URL("../../src/index.ts", import.meta.url))).href;
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/**
+ * Bundles live under the repository's node_modules, so the packages the library imports (kept
+ * external, as under tsx) resolve to the same installed copies.
+ */
+const BUNDLE_ROOT = join(ROOT, "node_modules", ".cache", "tether-child-scripts");
+
+/**
+ * The meta-URL expression, spelled so that a bundler which rewrites it (as scripts/test-run.mjs does
+ * for this file) leaves this text alone.
+ */
+const META_URL = ["import", "meta", "url"].join(".");
+
+/** Inline scripts import the library by file URL; every module keeps its own meta URL. */
+const sourceAsWritten: Plugin = {
+  name: "source-as-written",
+  setup(b) {
+    b.onResolve({ filter: /^file:\/\// }, (a) => ({ path: fileURLToPath(a.path) }));
+    b.onLoad({ filter: /\.[cm]?[tj]s$/ }, async (a) => {
+      if (a.path.includes(`${"/"}node_modules${"/"}`)) return undefined;
+      const text = await readFile(a.path, "utf8");
+      return {
+        contents: text.replaceAll(META_URL, JSON.stringify(pathToFileURL(a.path).href)),
+        loader: /\.[cm]?ts$/.test(a.path) ? "ts" : "js",
+      };
+    });
+  },
+};
+
+/** One bundle per script file per test process. */
+const bundles = new Map<string, Promise<string>>();
+/** The folders of this process's bundles, removed when it exits. */
+const bundleDirs = new Set<string>();
+process.once("exit", () => {
+  for (const d of bundleDirs) rmSync(d, { recursive: true, force: true });
+});
+
+/**
+ * The script file bundled with the library source it imports, as plain JavaScript for
+ * `node FILE` (no TypeScript loader); made once per test process.
+ */
+export function bundled(file: string): Promise<string> {
+  let out = bundles.get(file);
+  if (!out) {
+    out = (async () => {
+      await mkdir(BUNDLE_ROOT, { recursive: true });
+      const dir = await mkdtemp(join(BUNDLE_ROOT, "s-"));
+      bundleDirs.add(dir);
+      const outfile = join(dir, "script.mjs");
+      await build({
+        entryPoints: [file],
+        outfile,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        packages: "external",
+        sourcemap: "inline",
+        logLevel: "silent",
+        plugins: [sourceAsWritten],
+      });
+      return outfile;
+    })();
+    bundles.set(file, out);
+  }
+  return out;
+}
 
 /** After the child exits, how long its process group may take to empty before we call it a leak. */
 const GROUP_DRAIN_MS = 1_500;
@@ -87,8 +162,8 @@ function killGroup(pgid: number): void {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs the script with `process.execPath --import tsx` in its own process group, and resolves with
- * its exit code and output once it exits. If it has not exited within `exitWithinMs`, the whole
+ * Runs the script (bundled, see above) with `process.execPath` in its own process group, and
+ * resolves with its exit code and output once it exits. If it has not exited within `exitWithinMs`, the whole
  * group is killed and the returned promise rejects with an AssertionError quoting the output tail.
  * With `checkNoOrphans`, a process left behind in its group (a server it spawned) also fails.
  */
@@ -102,9 +177,11 @@ export async function runChildToExit(options: RunChildOptions): Promise<ChildExi
     await writeFile(file, options.source);
   }
   if (file === undefined) throw new Error("runChildToExit: give file or source");
+  let script: string | undefined;
   try {
+    script = await bundled(file);
     const started = performance.now();
-    const child = spawn(process.execPath, ["--import", "tsx", file], {
+    const child = spawn(process.execPath, ["--enable-source-maps", script], {
       env: { ...process.env, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: a timeout kills everything it started, and leftovers are detectable.
@@ -160,6 +237,11 @@ export async function runChildToExit(options: RunChildOptions): Promise<ChildExi
     }
     return { code: exit.code, signal: exit.signal, stdout, stderr, elapsedMs };
   } finally {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) {
+      // An inline script's bundle is used once: it goes with the script's folder.
+      bundles.delete(file);
+      await rm(dir, { recursive: true, force: true });
+      if (script) await rm(dirname(script), { recursive: true, force: true });
+    }
   }
 }
