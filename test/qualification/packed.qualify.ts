@@ -42,7 +42,7 @@ interface Outcome {
 function exec(
   cmd: string,
   args: string[],
-  opts: { env?: Record<string, string>; sigintAfterMs?: number } = {},
+  opts: { env?: Record<string, string>; sigintWhen?: Promise<unknown> } = {},
 ): Promise<Outcome> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -63,13 +63,15 @@ function exec(
       child.kill("SIGKILL");
       reject(new Error(`${cmd} ${args.join(" ")} did not exit within 30 s`));
     }, 30_000);
-    const sigint =
-      opts.sigintAfterMs === undefined
-        ? undefined
-        : setTimeout(() => child.kill("SIGINT"), opts.sigintAfterMs);
+    // Ctrl-C once the event the caller names has happened (the request reached the server), so
+    // the signal never lands before the CLI is listening for it, however slow its start.
+    let closed = false;
+    void opts.sigintWhen?.then(() => {
+      if (!closed) child.kill("SIGINT");
+    });
     child.on("close", (code) => {
+      closed = true;
       clearTimeout(kill);
-      if (sigint) clearTimeout(sigint);
       resolve({ code, stdout, stderr, ms: performance.now() - started });
     });
   });
@@ -101,7 +103,7 @@ async function lib(runtime: LibRuntime, plan: Record<string, unknown>): Promise<
 function cli(
   runtime: CliRuntime,
   args: string[],
-  opts: { env?: Record<string, string>; sigintAfterMs?: number } = {},
+  opts: { env?: Record<string, string>; sigintWhen?: Promise<unknown> } = {},
 ) {
   if (runtime === "binary") return exec(BINARY!, args, opts);
   return exec(runtime === "node" ? process.execPath : BUN!, [BIN_JS, ...args], opts);
@@ -349,7 +351,13 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
       }
 
       test("caller abort: SIGINT exits 130 with code cancelled", async () => {
-        const r = await cli(runtime, ["call", slowCall.url, "echo", "text=hi"], { sigintAfterMs: 1_200 });
+        let arrived!: () => void;
+        const called = new Promise<void>((resolve) => {
+          arrived = resolve;
+        });
+        // The call hangs, as slowCall's does, and says when it has arrived.
+        const hangs = await http(legacyStreamableHandler({ "tools/call": () => arrived() }));
+        const r = await cli(runtime, ["call", hangs.url, "echo", "text=hi"], { sigintWhen: called });
         assert.equal(r.code, 130, r.stderr);
         assert.equal(record(r).code, "cancelled");
       });
