@@ -96,11 +96,14 @@ function assertionFile(path: string): string {
   return text;
 }
 
-/** Where the user is sent to sign in: the URL on stderr, and a browser when stderr is a terminal. */
-function openInBrowser(io: Io): (url: string) => void {
+/**
+ * Where the user is sent to sign in: the URL on stderr, and a browser when stderr is a terminal
+ * (or always, for a caller such as the bridge whose user is never at its terminal).
+ */
+export function openInBrowser(io: Io, who = "tether", withoutTerminal = false): (url: string) => void {
   return (url) => {
-    io.stderr(`To authorize tether, open this URL in a browser:\n  ${url}\n`);
-    if (!io.stderrIsTty || io.env.TETHER_NO_BROWSER) return;
+    io.stderr(`To authorize ${who}, open this URL in a browser:\n  ${url}\n`);
+    if ((!io.stderrIsTty && !withoutTerminal) || io.env.TETHER_NO_BROWSER) return;
     const [command, args] =
       process.platform === "darwin"
         ? ["open", [url]]

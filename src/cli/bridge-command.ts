@@ -4,12 +4,12 @@
  * bridge carries the same budgets, ceilings, recovery, OAuth and redaction.
  */
 
-import { spawn } from "node:child_process";
 import { listenHttp, parseListenAddress } from "../bridge/http-host.ts";
 import { serveStdio } from "../bridge/stdio-host.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import type { ConnectOptions } from "../options/options.ts";
+import { openInBrowser } from "./auth-command.ts";
 import { VERSION } from "./help.ts";
 import type { Io } from "./io.ts";
 
@@ -48,23 +48,8 @@ function withBrowserSignIn(
     auth: {
       ...auth,
       mode: "interactive" as const,
-      openUrl: (url: string) => {
-        io.stderr(`To authorize tether bridge, open this URL in a browser:\n  ${url}\n`);
-        if (io.env.TETHER_NO_BROWSER) return;
-        const [command, args] =
-          process.platform === "darwin"
-            ? ["open", [url]]
-            : process.platform === "win32"
-              ? ["cmd", ["/c", "start", "", url]]
-              : ["xdg-open", [url]];
-        try {
-          const child = spawn(command, args as string[], { stdio: "ignore", detached: true });
-          child.on("error", () => {});
-          child.unref();
-        } catch {
-          // No browser here: the URL on stderr is enough.
-        }
-      },
+      // A host gives the bridge no terminal, so the browser opens without one.
+      openUrl: openInBrowser(io, "tether bridge", true),
     },
   };
 }

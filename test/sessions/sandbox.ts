@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type CliOptions, type CliRun, runCli } from "../helpers/cli.ts";
+import { until } from "../helpers/fake-clock.ts";
 
 export const STATEFUL = fileURLToPath(new URL("../fixtures/sessions/stateful-server.mjs", import.meta.url));
 
@@ -95,15 +96,16 @@ export function alive(pid: number): boolean {
 
 /**
  * Resolves once the process has exited. A process we do not parent cannot be waited on by
- * event, so its liveness is checked every 20 ms, up to `withinMs` (a bound on a hung test).
+ * event, so its liveness is polled (the suite's one condition wait), up to `withinMs` (a bound on a
+ * hung test).
  */
 export async function gone(pid: number, withinMs = 10_000): Promise<boolean> {
-  const until = performance.now() + withinMs;
-  while (alive(pid)) {
-    if (performance.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  try {
+    await until(() => !alive(pid), withinMs, `process ${pid} to exit`);
+    return true;
+  } catch {
+    return false;
   }
-  return true;
 }
 
 /** A loopback listener the fixture reports to: each line it sends, and a wait for the next match. */
