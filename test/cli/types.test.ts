@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
-import ts from "typescript";
+import ts from "typescript-api";
 import { CLI_BIN, runCli } from "../helpers/cli.ts";
 import { useFleet } from "../helpers/fleet.ts";
 import { startStdioScript } from "../helpers/hostile.ts";

@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
+import ts from "typescript-api";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const docs = join(root, "docs");
