@@ -87,4 +87,4 @@ export type { EraHint, EraHintStore } from "./protocol/era-hints.ts";
 export { MemoryEraHints } from "./protocol/era-hints.ts";
 export type { ProtocolVersion } from "./protocol/versions.ts";
 export { KNOWN_VERSIONS } from "./protocol/versions.ts";
-export { CLEANUP_GRACE_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./transport/child-process.ts";
+export { CLEANUP_GRACE_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./transport/grace.ts";

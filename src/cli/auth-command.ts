@@ -6,43 +6,9 @@ import { connect } from "../connect/connect.ts";
 import { configError } from "../errors/failures.ts";
 import type { AuthOptions, ConnectOptions } from "../options/options.ts";
 import type { TokenStore } from "../options/token-store.ts";
+import type { AuthFlagValues } from "./auth-flags.ts";
 import { OAUTH_FLAGS } from "./flags.ts";
 import type { Io } from "./io.ts";
-
-/** The OAuth flags, merged into the CLI's option table. */
-export const AUTH_FLAGS = {
-  "no-oauth": { type: "boolean" },
-  "stored-auth-only": { type: "boolean" },
-  "client-id": { type: "string" },
-  "client-secret-env": { type: "string" },
-  "client-key-file": { type: "string" },
-  grant: { type: "string" },
-  scope: { type: "string" },
-  "assertion-file": { type: "string" },
-  "assertion-env": { type: "string" },
-  "idp-token-endpoint": { type: "string" },
-  "idp-client-id": { type: "string" },
-  "idp-client-secret-env": { type: "string" },
-  dpop: { type: "boolean" },
-  "application-type": { type: "string" },
-} as const;
-
-export interface AuthFlagValues {
-  "no-oauth"?: boolean;
-  "stored-auth-only"?: boolean;
-  "client-id"?: string;
-  "client-secret-env"?: string;
-  "client-key-file"?: string;
-  grant?: string;
-  scope?: string;
-  "assertion-file"?: string;
-  "assertion-env"?: string;
-  "idp-token-endpoint"?: string;
-  "idp-client-id"?: string;
-  "idp-client-secret-env"?: string;
-  dpop?: boolean;
-  "application-type"?: string;
-}
 
 const GRANTS = ["authorization_code", "client_credentials", "jwt_bearer", "token_exchange"] as const;
 
@@ -270,13 +236,13 @@ function tracking(store: TokenStore): { store: TokenStore; failed: () => boolean
  */
 export async function runAuth(
   sub: string | undefined,
-  build: () => { options: ConnectOptions; secrets: string[] },
+  build: () => Promise<{ options: ConnectOptions; secrets: string[] }>,
   io: Io,
   json: boolean,
 ): Promise<number> {
   if (sub !== "login" && sub !== "logout" && sub !== "status")
     throw configError("invalid_args", "auth takes login, logout or status, then a target");
-  const { options } = build();
+  const { options } = await build();
   if (options.url === undefined)
     throw configError(
       "invalid_target",

@@ -61,7 +61,7 @@ function withBrowserSignIn(
 export async function runBridge(
   inv: BridgeInvocation,
   io: Io,
-  build: () => ConnectOptions,
+  build: () => Promise<ConnectOptions>,
   redactor: Redactor,
 ): Promise<number> {
   if (inv.rest.length > 0) throw configError("invalid_args", "bridge takes only a target");
@@ -76,7 +76,7 @@ export async function runBridge(
         "inapplicable_flag",
         "--allow-remote, --listen-token-env and --idle-timeout apply only with --listen",
       );
-    const connectOptions = withBrowserSignIn(build(), inv.values, io);
+    const connectOptions = withBrowserSignIn(await build(), inv.values, io);
     await serveStdio({
       connect: connectOptions,
       redactor,
@@ -103,7 +103,7 @@ export async function runBridge(
   const idle = inv.values["idle-timeout"];
   if (idle !== undefined && (!/^\d+$/.test(idle) || Number(idle) < 1 || Number(idle) > 86_400_000))
     throw configError("invalid_limit", "--idle-timeout must be a whole number of ms from 1 to 86400000");
-  const connectOptions = withBrowserSignIn(build(), inv.values, io);
+  const connectOptions = withBrowserSignIn(await build(), inv.values, io);
   await listenHttp({
     idleMs: idle === undefined ? undefined : Number(idle),
     connect: connectOptions,

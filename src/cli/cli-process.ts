@@ -2,9 +2,8 @@
 // Loaded by bin.ts once it knows a command will run, so a bare `--version` never pays for it.
 import { interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
-import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
+import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import { readStdinBounded } from "./args.ts";
-import { askAsync, askOnTerminal } from "./ask.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
 import { main } from "./main.ts";
 
@@ -57,6 +56,8 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     out.length = 0;
     process.stdout.write(whole, done);
   };
+  // Questions are asked only where a person can answer: the prompt code loads only then.
+  const ask = process.stdin.isTTY && process.stderr.isTTY ? await import("./ask.ts") : undefined;
   const status = await main(argv, {
     stdout: (t) => {
       out.push(t);
@@ -78,8 +79,8 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     columns: process.stdout.columns,
     signal: controller.signal,
     readStdin: () => readStdinBounded(process.stdin),
-    askLine: process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal : undefined,
-    askAsync: process.stdin.isTTY && process.stderr.isTTY ? askAsync : undefined,
+    askLine: ask?.askOnTerminal,
+    askAsync: ask?.askAsync,
   });
   finished = true;
   // Output is written whole once it is known (main flushes a result before the server has exited,

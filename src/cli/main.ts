@@ -2,7 +2,6 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Client } from "../client/api.ts";
 import type { CompletionRef, LoggingLevel } from "../client/results.ts";
-import { connect } from "../connect/connect.ts";
 import { configError, protocolError } from "../errors/failures.ts";
 import { environmentSecrets, Redactor, secretsOf } from "../errors/redact.ts";
 import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
@@ -10,11 +9,12 @@ import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { LimitName } from "../options/limits.ts";
+import { limit } from "../options/limits.ts";
 import type { ConnectOptions, ConnectSettings } from "../options/options.ts";
-import { hasUrlCredentials, limit, urlCredentialSecrets } from "../options/resolve.ts";
 import type { AuthRecord, TokenStore } from "../options/token-store.ts";
+import { hasUrlCredentials, urlCredentialSecrets } from "../options/url-credentials.ts";
 import { parseToolArgs } from "./args.ts";
-import { AUTH_FLAGS, authOptions, runAuth } from "./auth-command.ts";
+import { AUTH_FLAGS } from "./auth-flags.ts";
 import { BRIDGE_FLAGS } from "./bridge-flags.ts";
 import { completionScript } from "./completion.ts";
 import { type ConfigEnvironment, configEnvironment, findServer, listServers } from "./config.ts";
@@ -26,7 +26,6 @@ import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
 import { COMMAND_FLAGS, commandsTaking, takes } from "./flags.ts";
 import { commandHelp, HELP, VERSION } from "./help.ts";
 import type { Io } from "./io.ts";
-import { probeAll } from "./probe.ts";
 import {
   renderCall,
   renderCompletion,
@@ -167,12 +166,15 @@ function checkFlags(inv: Invocation): void {
   }
 }
 
-/** Builds connect options from the target (URL, config name, or the stdio command after --) and the flags. */
-function connectOptions(
+/**
+ * Builds connect options from the target (URL, config name, or the stdio command after --) and the
+ * flags. Asynchronous only because OAuth's option building loads when an HTTP target needs it.
+ */
+async function connectOptions(
   inv: Invocation,
   target: string | undefined,
   io: Io,
-): { options: ConnectOptions; secrets: string[] } {
+): Promise<{ options: ConnectOptions; secrets: string[] }> {
   const v = inv.values;
   // A session's connection was settled when it started: only budgets and ceilings apply to @NAME.
   if (isSessionTarget(target)) checkSessionFlags(v);
@@ -240,6 +242,8 @@ function connectOptions(
       "invalid_target",
       "give a target: a URL, a configured server's name, or -- and a command",
     );
+  // OAuth applies only to HTTP targets: its flags and token store load with the first one.
+  const { authOptions } = await import("./auth-command.ts");
   // URL userinfo is sent as Basic credentials: like an Authorization header, it stands instead of OAuth.
   const withAuth = (h: Record<string, string>, url?: string) => {
     const { auth, secrets: read } = authOptions(
@@ -375,8 +379,8 @@ async function withClient<T>(
 ): Promise<T> {
   // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
   const client = isSessionTarget(target)
-    ? await (await import("./session-command.ts")).attachSession(target, options, env)
-    : await connect(options);
+    ? await (await import("./session-attach.ts")).attachSession(target, options, env)
+    : await (await import("../connect/connect.ts")).connect(options);
   let result: T;
   try {
     result = await fn(client);
@@ -479,8 +483,8 @@ async function run(
       : stageLine
         ? (e: LifecycleEvent) => stageLine?.event(e)
         : undefined;
-    const build = () => {
-      const { options, secrets } = connectOptions(inv, target, io);
+    const build = async () => {
+      const { options, secrets } = await connectOptions(inv, target, io);
       spawned = options.command;
       return {
         ...learnSecrets(options, secrets, redactor),
@@ -524,7 +528,7 @@ async function run(
     switch (inv.command) {
       case "tools": {
         if (rest.length > 0) throw configError("invalid_args", "tools takes only a target");
-        const options = build();
+        const options = await build();
         // With --log-level the tools are listed after the level is set, so the listing's logs are heard.
         const tools =
           logLevel === undefined
@@ -539,7 +543,7 @@ async function run(
         const given = parseToolArgs(words, inv.values["args-file"], await stdinArgs(inv, io));
         const progressTimeout = numberFlag(inv.values, "progress-timeout", "timeoutMs");
         const callTimeout = numberFlag(inv.values, "call-timeout", "timeoutMs");
-        const options = build();
+        const options = await build();
         // Progress and a task's status rewrite one line on a terminal's stderr, erased before the result.
         const status = io.stderrIsTty && !json && !inv.values.events ? new StatusLine(io.stderr) : undefined;
         const result = await open(options, async (c) => {
@@ -579,7 +583,7 @@ async function run(
       }
       case "types": {
         if (rest.length > 0) throw configError("invalid_args", "types takes only a target");
-        const options = build();
+        const options = await build();
         const tools = await open(options, (c) => c.listTools({ signal: io.signal }));
         const { toolTypes } = await import("./types-command.ts");
         const typed = await toolTypes(redactor.redactDocument(tools));
@@ -592,7 +596,7 @@ async function run(
       }
       case "templates": {
         if (rest.length > 0) throw configError("invalid_args", "templates takes only a target");
-        const options = build();
+        const options = await build();
         const resourceTemplates = await open(options, (c) => c.listResourceTemplates({ signal: io.signal }));
         io.stdout(
           json
@@ -613,7 +617,7 @@ async function run(
           if (!c) throw configError("invalid_args", "arguments already chosen are given as NAME=VALUE");
           context[c[1]!] = c[2]!;
         }
-        const options = build();
+        const options = await build();
         const result = await open(options, (c) =>
           c.complete(
             ref,
@@ -636,7 +640,7 @@ async function run(
         )
           throw configError("invalid_limit", "--duration must be a whole number of ms from 1 to 86400000");
         // Notifications may arrive on the optional server-to-client stream: it is opened here.
-        const options = { ...build(), listen: true };
+        const options = { ...(await build()), listen: true };
         await open(options, (c) =>
           watch(c, {
             logLevel: logLevel as LoggingLevel | undefined,
@@ -653,7 +657,7 @@ async function run(
       case "resources":
       case "prompts": {
         if (rest.length > 0) throw configError("invalid_args", `${inv.command} takes only a target`);
-        const options = build();
+        const options = await build();
         const items = await open<JsonObject[]>(options, (c) =>
           inv.command === "resources" ? c.listResources() : c.listPrompts(),
         );
@@ -668,7 +672,7 @@ async function run(
         const [uri, ...extra] = rest;
         if (!uri || extra.length > 0)
           throw configError("invalid_args", "read needs exactly one resource URI");
-        const options = build();
+        const options = await build();
         const result = await open(options, (c) => c.readResource(uri, { signal: io.signal }));
         if (inv.values.output !== undefined) {
           // Binary contents are written only when asked: decoded, to a file or (with -) to stdout,
@@ -686,7 +690,7 @@ async function run(
         const stringArgs: Record<string, string> = {};
         for (const [k, val] of Object.entries(args))
           stringArgs[k] = typeof val === "string" ? val : JSON.stringify(val);
-        const options = build();
+        const options = await build();
         const result = await open(options, (c) => c.getPrompt(name, stringArgs, { signal: io.signal }));
         io.stdout(json ? jsonOut(result) : renderText(redactor.redactDocument(result)));
         return 0;
@@ -696,17 +700,20 @@ async function run(
         const targets: (string | undefined)[] = [...inv.positionals, ...(inv.stdio ? [undefined] : [])];
         spawned = inv.stdio?.[0];
         if (targets.length === 0) throw configError("invalid_target", "probe needs at least one target");
-        const built = targets.map((t) => {
-          const { options, secrets } = connectOptions(
+        // One after another, so a bad target is reported in the order given.
+        const built = [];
+        for (const t of targets) {
+          const { options, secrets } = await connectOptions(
             t === undefined ? inv : { ...inv, stdio: undefined },
             t,
             io,
           );
-          return {
+          built.push({
             label: t ?? inv.stdio![0]!,
             options: { ...learnSecrets(options, secrets, redactor), onEvent: events, signal: io.signal },
-          };
-        });
+          });
+        }
+        const { probeAll } = await import("./probe.ts");
         const report = await probeAll(built, redactor, style);
         io.stdout(json ? jsonOut({ results: report.rows }) : redactor.redactSecrets(report.table));
         if (report.firstError) {
@@ -719,10 +726,11 @@ async function run(
         const [sub, authTarget, ...extra] = inv.positionals;
         if (extra.length > 0 || inv.stdio)
           throw configError("invalid_args", "auth takes a subcommand and one target");
+        const { runAuth } = await import("./auth-command.ts");
         return await runAuth(
           sub,
-          () => {
-            const built = connectOptions(inv, authTarget, io);
+          async () => {
+            const built = await connectOptions(inv, authTarget, io);
             const options = learnSecrets(built.options, built.secrets, redactor);
             return { ...built, options: { ...options, onEvent: events, signal: io.signal } };
           },
@@ -746,8 +754,8 @@ async function run(
       case "session":
         return await (await import("./session-command.ts")).runSession({
           positionals: inv.positionals,
-          build: (t) => {
-            const built = connectOptions(inv, t, io);
+          build: async (t) => {
+            const built = await connectOptions(inv, t, io);
             spawned = built.options.command;
             return {
               ...learnSecrets(built.options, built.secrets, redactor),
@@ -766,7 +774,7 @@ async function run(
         });
       case "shell": {
         if (rest.length > 0) throw configError("invalid_args", "shell takes only a target");
-        const options = { ...build(), listen: true };
+        const options = { ...(await build()), listen: true };
         const { runShell } = await import("./shell.ts");
         return await open(options, (c) => runShell(c, { io, redactor, style, json }));
       }

@@ -5,7 +5,6 @@
  * clients and forwards requests.
  */
 import { configDir, FileTokenStore } from "../auth/token-store.ts";
-import type { Client } from "../client/api.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
@@ -19,51 +18,14 @@ import { DEFAULT_IDLE_TIMEOUT_MS, MAX_IDLE_TIMEOUT_MS } from "../sessions/idle.t
 import { unanswered } from "../sessions/launch-errors.ts";
 import { READY_LINE, SessionLink } from "../sessions/link.ts";
 import { validSessionName } from "../sessions/names.ts";
-import { attach, type RemoteClient } from "../sessions/remote-client.ts";
 import { errorFromWire, type SessionInfo, sessionClosedError } from "../sessions/wire.ts";
 import { afresh, cacheDir, FileEraHints } from "./era-hint-file.ts";
 import type { Io } from "./io.ts";
 import { type Style, table } from "./render.ts";
-import { isSessionTarget } from "./session-target.ts";
+import { isSessionTarget, sessionName } from "./session-target.ts";
 
 /** How long `session list` and `session stop` wait for the session process to answer. */
 const ANSWER_MS = 10_000;
-
-function sessionName(target: string): string {
-  const name = target.startsWith("@") ? target.slice(1) : target;
-  if (!validSessionName(name))
-    throw configError("invalid_session_name", "a session name is 1-64 letters, digits, '.', '_' or '-'");
-  return name;
-}
-
-/**
- * A client for `@NAME`: the command's link to the daemon, attached to the session. Requests run
- * under the command's budgets (its flags) or, where it names none, the session's.
- */
-export async function attachSession(
-  target: string,
-  options: ConnectOptions,
-  env: NodeJS.ProcessEnv,
-): Promise<Client> {
-  const name = sessionName(target);
-  const link = await SessionLink.find(sessionPlace(env), options.signal);
-  if (!link) throw sessionClosedError(name, "is not running (no session process)");
-  const client: RemoteClient = await attach(link, name, {
-    callTimeoutMs: options.call?.timeoutMs ?? options.timeoutMs,
-    callMaxBytes: options.call?.maxResponseBytes ?? options.maxResponseBytes,
-    discoveryTimeoutMs: options.discovery?.timeoutMs ?? options.timeoutMs,
-    discoveryMaxBytes: options.discovery?.maxResponseBytes ?? options.maxResponseBytes,
-  });
-  if (options.prefetchTools) {
-    try {
-      await client.listTools({ signal: options.signal });
-    } catch (error) {
-      await client.close();
-      throw error;
-    }
-  }
-  return client;
-}
 
 /** The options that travel to the daemon: plain data only (secrets included, in memory only). */
 function specOf(options: ConnectOptions, env: NodeJS.ProcessEnv, fresh: boolean): JsonObject {
@@ -147,7 +109,7 @@ function targetLabel(options: ConnectOptions, given: string | undefined, redacto
 export interface SessionCommand {
   positionals: string[];
   /** Connect options for a target, the way every command builds them. */
-  build: (target: string | undefined) => ConnectOptions;
+  build: (target: string | undefined) => Promise<ConnectOptions>;
   idleTimeout: string | undefined;
   fresh: boolean;
   json: boolean;
@@ -180,7 +142,7 @@ export async function runSession(c: SessionCommand): Promise<number> {
       if (isSessionTarget(target))
         throw configError("invalid_target", "a session's target cannot be another session");
       const idleTimeoutMs = idleTimeout(c.idleTimeout);
-      const options = c.build(target);
+      const options = await c.build(target);
       // The session process has no terminal: a server's stderr would have nowhere to go.
       if (options.serverStderr === "inherit")
         throw configError("inapplicable_flag", "--server-stderr does not apply to session start");

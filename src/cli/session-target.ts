@@ -3,7 +3,16 @@
  * target names one, and which flags a command on it may not use.
  */
 import { configError } from "../errors/failures.ts";
+import { validSessionName } from "../sessions/names.ts";
 import { OAUTH_FLAGS } from "./flags.ts";
+
+/** The name in `@NAME` (or a bare NAME), checked. */
+export function sessionName(target: string): string {
+  const name = target.startsWith("@") ? target.slice(1) : target;
+  if (!validSessionName(name))
+    throw configError("invalid_session_name", "a session name is 1-64 letters, digits, '.', '_' or '-'");
+  return name;
+}
 
 /** Whether a target names a live session (`@NAME`). */
 export function isSessionTarget(target: string | undefined): target is string {

@@ -8,7 +8,7 @@ import { Deadline } from "../lifecycle/deadline.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import type { AttemptFailure } from "../options/recovery-policy.ts";
 import { resolveOptions } from "../options/resolve.ts";
-import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
+import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import { type AttemptTrace, modeOf, runAttempt } from "./attempt.ts";
 import { classifyForRecovery, primaryOf } from "./recovery.ts";
 import { buildRuntime, type Runtime } from "./runtime.ts";

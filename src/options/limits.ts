@@ -1,3 +1,5 @@
+import { configError } from "../errors/failures.ts";
+
 /**
  * Every numeric limit: its default and its maximum. An absent value means the default, never
  * "unlimited"; a value must be a finite positive integer no larger than the maximum.
@@ -34,3 +36,14 @@ export type LimitName = keyof typeof LIMITS;
  * ceilings, so a server cannot make every page of a listing carry megabytes there and back.
  */
 export const MAX_CURSOR_CHARS = 16_384;
+
+/** Validates one limit: absent means the default; otherwise a finite positive integer within the maximum. */
+export function limit(name: string, value: unknown, which: LimitName): number {
+  const rule = LIMITS[which];
+  if (value === undefined) return rule.default;
+  if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value) || value <= 0) {
+    throw configError("invalid_limit", `${name} must be a positive whole number (at most ${rule.max})`);
+  }
+  if (value > rule.max) throw configError("invalid_limit", `${name} must be at most ${rule.max}`);
+  return value;
+}

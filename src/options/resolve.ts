@@ -14,10 +14,11 @@ import {
 } from "../protocol/versions.ts";
 import type { FetchFn, SpawnFn } from "./deps.ts";
 import { type ClientHandlers, capabilitiesOf } from "./handlers.ts";
-import { LIMITS, type LimitName } from "./limits.ts";
+import { limit } from "./limits.ts";
 import type { ConnectOptions } from "./options.ts";
 import type { RecoveryPolicy } from "./recovery-policy.ts";
 import { type ResolvedAuth, resolveAuth } from "./resolve-auth.ts";
+import { hasUrlCredentials } from "./url-credentials.ts";
 
 export interface ResolvedBudget {
   timeoutMs: number;
@@ -80,17 +81,6 @@ export interface ResolvedOptions {
 }
 
 export const CLIENT_INFO = { name: "tether", version: "0.1.0" };
-
-/** Validates one limit: absent means the default; otherwise a finite positive integer within the maximum. */
-export function limit(name: string, value: unknown, which: LimitName): number {
-  const rule = LIMITS[which];
-  if (value === undefined) return rule.default;
-  if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value) || value <= 0) {
-    throw configError("invalid_limit", `${name} must be a positive whole number (at most ${rule.max})`);
-  }
-  if (value > rule.max) throw configError("invalid_limit", `${name} must be at most ${rule.max}`);
-  return value;
-}
 
 function small(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
@@ -160,33 +150,6 @@ function budget(
         ? base.maxResponseBytes
         : limit(`${name}.maxResponseBytes`, phase.maxResponseBytes, "maxResponseBytes"),
   };
-}
-
-/** Whether a URL carries credentials in its userinfo (`user:password@`). */
-export function hasUrlCredentials(url: string | URL): boolean {
-  try {
-    const u = new URL(String(url));
-    return u.username !== "" || u.password !== "";
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The secrets URL userinfo amounts to: the user name, the password and the Basic credentials made
- * of them (as sent, and bare). Empty for a URL without userinfo or one that does not parse.
- */
-export function urlCredentialSecrets(url: string | URL): string[] {
-  try {
-    const u = new URL(String(url));
-    if (u.username === "" && u.password === "") return [];
-    const user = decodeURIComponent(u.username);
-    const password = decodeURIComponent(u.password);
-    const basic = Buffer.from(`${user}:${password}`, "utf8").toString("base64");
-    return [user, password, `Basic ${basic}`, basic].filter((v) => v !== "");
-  } catch {
-    return [];
-  }
 }
 
 /**

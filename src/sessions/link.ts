@@ -3,7 +3,6 @@
  * one is removed, never trusted), starting one when asked, and routing reply frames to the
  * request that each answers.
  */
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { checkFolder, checkSocket, prepareFolder, type SessionPlace } from "./folder.ts";
@@ -148,11 +147,15 @@ export class SessionLink {
   }
 }
 
-/** Starts the daemon detached (its own session, no terminal) and waits for its ready line, by event. */
-function startDaemon(
+/**
+ * Starts the daemon detached (its own session, no terminal) and waits for its ready line, by event.
+ * Process spawning loads here, on first use: a command on a running session never needs it.
+ */
+async function startDaemon(
   launch: { command: string; args: string[]; env?: NodeJS.ProcessEnv },
   signal?: AbortSignal,
 ): Promise<void> {
+  const { spawn } = await import("node:child_process");
   return new Promise((resolve, reject) => {
     const child = spawn(launch.command, launch.args, {
       detached: true,

@@ -40,7 +40,7 @@ import { TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
-import { CLEANUP_GRACE_MS } from "../transport/child-process.ts";
+import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import type { Frame } from "./frames.ts";
 import type { SessionLink } from "./link.ts";
 import {

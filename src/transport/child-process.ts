@@ -1,18 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { SpawnFn } from "../options/deps.ts";
+import { KILL_REAP_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./grace.ts";
 import { OWN_GROUP, ProcessTree } from "./process-tree.ts";
-
-/** After stdin closes, how long a server gets to exit by itself before SIGTERM. */
-export const STDIN_CLOSE_GRACE_MS = 500;
-/** After SIGTERM to its process group, how long a server and its helpers get before SIGKILL. */
-export const SIGTERM_GRACE_MS = 1000;
-/** After SIGKILL, how long the kernel gets to take the tree down before close() stops waiting. */
-export const KILL_REAP_MS = 250;
-/**
- * The most any shutdown of ours can take beyond the deadline that triggered it: the two graces
- * above, plus a little for the kernel to reap the killed processes.
- */
-export const CLEANUP_GRACE_MS = STDIN_CLOSE_GRACE_MS + SIGTERM_GRACE_MS + KILL_REAP_MS;
 
 /**
  * What a stdio server inherits of our environment by default: enough to find programs and a
