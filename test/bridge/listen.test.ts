@@ -266,9 +266,11 @@ async function post(url: string, body: object, sessionId?: string, signal?: Abor
 }
 
 test("bridge listen S6: DELETE ends a session and its server; a host that vanishes mid-call is ended by the idle timeout", async () => {
+  // Long enough that a live host's next request always comes first, however busy the machine
+  // (300 ms ran out between two requests under load); the vanished host is still ended by it.
   const listener = await startListener("127.0.0.1:0", [
     "--idle-timeout",
-    "300",
+    "3000",
     "--call-timeout",
     "1000",
     "--",
