@@ -13,7 +13,8 @@
  */
 
 import { randomUUID } from "node:crypto";
-import type { Client } from "../client/api.ts";
+import { getEventListeners } from "node:events";
+import type { CallOptions, Client, Progress } from "../client/api.ts";
 import { connect } from "../connect/connect.ts";
 import type { Era } from "../errors/codes.ts";
 import { closedError, protocolError } from "../errors/failures.ts";
@@ -36,7 +37,6 @@ import {
   capabilitiesFor,
   declaredCapabilities,
   INVALID_REQUEST,
-  isModernRequest,
   isObject,
   META_CLIENT_INFO,
   META_LOG_LEVEL,
@@ -97,7 +97,8 @@ interface Asked {
  * none, and what arrives waits for the host's retry.
  */
 interface Rounds {
-  token: string;
+  /** Named (and registered for the host's retry) when a first round goes out; most requests have none. */
+  token: string | undefined;
   carrier: JsonRpcId | undefined;
   caps: JsonObject;
   asked: Map<string, Asked>;
@@ -112,6 +113,12 @@ interface InFlight {
   method: string;
   modern: boolean;
   controller: AbortController;
+  /**
+   * Its controller served a request forwarded with `client.request`, whose listener on the signal
+   * is gone once that request settled: when the entry is answered, the controller may serve the
+   * next request (see #recycle).
+   */
+  forwarded?: boolean;
   /** A modern host asked for log messages with this request. */
   logs: boolean;
   rounds?: Rounds;
@@ -123,6 +130,9 @@ let bridgeRequests = 0;
 
 /** How long an upstream outcome waits for the modern host's retry that would carry it. */
 const UNCLAIMED_ROUND_MS = 5 * 60 * 1000;
+
+/** Controllers kept for reuse (see #recycle): about as many as requests a host has open at once. */
+const SPARE_CONTROLLERS = 64;
 
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
@@ -136,11 +146,16 @@ export class BridgeSession {
   #clientInfo: { name: string; version: string } | undefined;
   readonly #inflight = new Map<string, InFlight>();
   readonly #rounds = new Map<string, Rounds>();
-  readonly #progressOwners = new Map<string, JsonRpcId>();
   readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   #logLevel: string | undefined;
   #closed = false;
   #fatal = false;
+  /** The server's name as replies to a modern host carry it, made once per connection. */
+  #serverInfoMeta: JsonObject | undefined;
+  /** Controllers of answered requests, never aborted and listened to by no one: see #recycle. */
+  readonly #spare: AbortController[] = [];
+  /** The one tool listing under way for the client's catalog (see #knowTools). */
+  #listing: Promise<void> | undefined;
 
   constructor(options: BridgeSessionOptions) {
     this.#o = options;
@@ -188,13 +203,14 @@ export class BridgeSession {
 
   async #request(req: JsonRpcRequest): Promise<void> {
     const key = String(req.id);
-    const modern = isModernRequest(req.params);
+    const meta = metaOf(req.params);
+    const version = meta[META_PROTOCOL_VERSION];
+    const modern = typeof version === "string";
     if (this.#inflight.has(key)) {
       this.#error(req.id, refusal(INVALID_REQUEST, "duplicate_id", "a request with this id is still open"));
       return;
     }
     if (modern) {
-      const version = metaOf(req.params)[META_PROTOCOL_VERSION];
       if (!isKnownVersion(version) || eraOf(version) !== "modern") {
         this.#error(req.id, {
           code: UNSUPPORTED_VERSION,
@@ -207,18 +223,18 @@ export class BridgeSession {
         return;
       }
       this.#hostEra ??= "modern";
-      this.#learnHost(declaredCapabilities(req.params), metaOf(req.params)[META_CLIENT_INFO]);
+      if (!this.#client) this.#learnHost(declaredCapabilities(req.params), meta[META_CLIENT_INFO]);
     }
     const entry: InFlight = {
       id: req.id,
       method: req.method,
       modern,
-      controller: new AbortController(),
-      logs: modern && typeof metaOf(req.params)[META_LOG_LEVEL] === "string",
+      controller: this.#spare.pop() ?? new AbortController(),
+      logs: modern && typeof meta[META_LOG_LEVEL] === "string",
     };
     // A modern host's retry of a request that asked it something continues that request.
-    const state = req.params?.requestState;
-    if (modern && typeof state === "string" && this.#rounds.has(state)) {
+    const state = modern ? req.params?.requestState : undefined;
+    if (typeof state === "string" && this.#rounds.has(state)) {
       this.#continueRounds(req, entry, this.#rounds.get(state)!);
       return;
     }
@@ -246,9 +262,14 @@ export class BridgeSession {
         "not_initialized",
         "the host sent a request before initialize",
       );
-    const client = await this.#upstream();
+    // Once connected, the client is at hand: no await (and no turn of the event loop) per request.
+    const client = this.#ready ?? (await this.#upstream());
     const signal = entry.controller.signal;
-    if (entry.modern) await this.#followLogLevel(client, params, signal);
+    if (entry.modern) {
+      const level = metaOf(params)[META_LOG_LEVEL];
+      if (typeof level === "string" && level !== this.#logLevel)
+        await this.#followLogLevel(client, level, signal);
+    }
     switch (req.method) {
       case "server/discover":
         return this.#discover(client);
@@ -271,12 +292,65 @@ export class BridgeSession {
         return this.#listen(client, entry, params);
     }
     const forwarded = withoutEnvelope(params);
-    this.#ownProgress(forwarded, entry.id);
+    if (req.method === "tools/call") await this.#knowTools(client);
+    const options = this.#forwardOptions(entry, forwarded);
+    entry.forwarded = true;
     if (entry.modern && MRTR_METHODS.has(req.method)) {
-      this.#startRounds(client, req, entry, forwarded);
+      this.#startRounds(client, req, entry, forwarded, options);
       return undefined;
     }
-    return client.request(req.method, forwarded, { signal });
+    return client.request(req.method, forwarded, options);
+  }
+
+  /**
+   * The options of one forwarded request: the host's cancellation, and, when the host asked for
+   * progress, a progress listener. The client then asks the server with a token of its own (so
+   * the session knows the notifications are solicited), the bridge hands each one to the host
+   * under the host's token, and each restarts the call clock: `--call-timeout` bounds the silence
+   * between notifications and ten times it the whole call, as for a direct call made with
+   * `resetTimeoutOnProgress`. A request without a token runs on the plain call budget.
+   */
+  #forwardOptions(entry: InFlight, params: JsonObject | undefined): CallOptions {
+    const signal = entry.controller.signal;
+    const token = metaOf(params).progressToken;
+    if (typeof token !== "string" && typeof token !== "number") return { signal };
+    return {
+      signal,
+      resetTimeoutOnProgress: true,
+      onProgress: (p) => this.#progress(entry, token, p),
+    };
+  }
+
+  /** One progress notification of a forwarded request, to the host under the host's own token. */
+  #progress(entry: InFlight, token: string | number, p: Progress): void {
+    // A request the host cancelled hears nothing more.
+    if (this.#closed || entry.controller.signal.aborted) return;
+    const params: JsonObject = { progressToken: token, progress: p.progress };
+    if (p.total !== undefined) params.total = p.total;
+    if (p.message !== undefined) params.message = p.message;
+    const related = entry.rounds ? (entry.rounds.carrier ?? entry.id) : entry.id;
+    this.#o.link.send({ jsonrpc: "2.0", method: "notifications/progress", params }, related);
+  }
+
+  /**
+   * A 2026-07-28 HTTP server reads the arguments a tool marks with `x-mcp-header` from
+   * `Mcp-Param-*` headers too, and refuses a call without them. The client mirrors them from its
+   * tool catalog, as it does for a direct call; the catalog is filled by a listing, so the bridge
+   * lists the tools once before a call when the client holds no listing (at the start, and after
+   * the server said its tools changed). A listing that fails leaves the call to go as it is. The
+   * listing serves every call waiting for it, so no one host request's cancellation ends it; the
+   * discovery budget bounds it.
+   */
+  async #knowTools(client: Client): Promise<void> {
+    if (client.era !== "modern" || client.transportMode === "stdio" || client.cachedTools !== undefined)
+      return;
+    this.#listing ??= client.listTools().then(
+      () => {},
+      () => {},
+    );
+    const listing = this.#listing;
+    await listing;
+    if (this.#listing === listing) this.#listing = undefined;
   }
 
   /** A legacy host's handshake: the target is reached first, so its answer is the server's. */
@@ -355,9 +429,7 @@ export class BridgeSession {
   }
 
   /** A modern host's log level, carried to the server when it changes (legacy: `logging/setLevel`). */
-  async #followLogLevel(client: Client, params: JsonObject | undefined, signal: AbortSignal): Promise<void> {
-    const level = metaOf(params)[META_LOG_LEVEL];
-    if (typeof level !== "string" || level === this.#logLevel) return;
+  async #followLogLevel(client: Client, level: string, signal: AbortSignal): Promise<void> {
     if (client.era === "legacy" && !isObject(client.serverCapabilities.logging)) return;
     await client.setLoggingLevel(level as never, { signal });
     this.#logLevel = level;
@@ -365,9 +437,15 @@ export class BridgeSession {
 
   // ---- modern hosts: input_required rounds ----
 
-  #startRounds(client: Client, req: JsonRpcRequest, entry: InFlight, params: JsonObject | undefined): void {
+  #startRounds(
+    client: Client,
+    req: JsonRpcRequest,
+    entry: InFlight,
+    params: JsonObject | undefined,
+    options: CallOptions,
+  ): void {
     const rounds: Rounds = {
-      token: `tether-bridge-${randomUUID()}`,
+      token: undefined,
       carrier: req.id,
       caps: declaredCapabilities(req.params),
       asked: new Map(),
@@ -375,8 +453,7 @@ export class BridgeSession {
       method: req.method,
     };
     entry.rounds = rounds;
-    this.#rounds.set(rounds.token, rounds);
-    client.request(req.method, params, { signal: entry.controller.signal }).then(
+    client.request(req.method, params, options).then(
       (result) => this.#settleRounds(rounds, { result }),
       (error) => this.#settleRounds(rounds, { error }),
     );
@@ -389,14 +466,15 @@ export class BridgeSession {
     if (rounds.carrier === undefined) {
       rounds.settled = outcome;
       // A host that never retries does not keep the outcome alive for ever.
-      setTimeout(() => this.#rounds.delete(rounds.token), UNCLAIMED_ROUND_MS).unref();
+      const token = rounds.token;
+      if (token !== undefined) setTimeout(() => this.#rounds.delete(token), UNCLAIMED_ROUND_MS).unref();
       return;
     }
     this.#deliver(rounds, outcome);
   }
 
   #deliver(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
-    this.#rounds.delete(rounds.token);
+    if (rounds.token !== undefined) this.#rounds.delete(rounds.token);
     const entry = this.#inflight.get(String(rounds.carrier));
     if (!entry) return;
     if (outcome.result !== undefined) this.#reply(entry, outcome.result);
@@ -410,6 +488,8 @@ export class BridgeSession {
       return;
     }
     entry.rounds = rounds;
+    // The retry's own controller was never used: the running request's is the one that cancels.
+    this.#recycle(entry.controller);
     entry.controller = rounds.controller;
     this.#inflight.set(String(req.id), entry);
     rounds.carrier = req.id;
@@ -444,6 +524,10 @@ export class BridgeSession {
     const carrier = this.#inflight.get(String(rounds.carrier));
     rounds.carrier = undefined;
     if (!carrier) return;
+    if (rounds.token === undefined) {
+      rounds.token = `tether-bridge-${randomUUID()}`;
+      this.#rounds.set(rounds.token, rounds);
+    }
     this.#inflight.delete(String(carrier.id));
     this.#o.link.send(
       {
@@ -586,13 +670,9 @@ export class BridgeSession {
   #serverNotification(n: { method: string; params: JsonObject }): void {
     if (this.#closed) return;
     const message: JsonRpcNotification = { jsonrpc: "2.0", method: n.method, params: n.params };
-    if (n.method === "notifications/cancelled") return;
-    if (n.method === "notifications/progress") {
-      const token = n.params.progressToken;
-      const owner = token === undefined ? undefined : this.#progressOwners.get(String(token));
-      if (owner !== undefined) this.#o.link.send(message, owner);
-      return;
-    }
+    // Progress reaches the host through the listener of the request it belongs to (#progress):
+    // the tokens upstream are the client's own, never the host's.
+    if (n.method === "notifications/cancelled" || n.method === "notifications/progress") return;
     if (this.#hostEra !== "modern") {
       // The client's own listen stream (a modern server) is its business; its tag is not the host's.
       if (n.method === "notifications/subscriptions/acknowledged" || !this.#initialized) return;
@@ -670,6 +750,11 @@ export class BridgeSession {
   }
 
   #serverInfo(client: Client): JsonObject {
+    this.#serverInfoMeta ??= this.#describeServer(client);
+    return this.#serverInfoMeta;
+  }
+
+  #describeServer(client: Client): JsonObject {
     const info = client.serverInfo;
     return info && typeof info.name === "string"
       ? { name: info.name, version: info.version ?? "0" }
@@ -678,16 +763,28 @@ export class BridgeSession {
 
   // ---- answering the host ----
 
-  #ownProgress(params: JsonObject | undefined, id: JsonRpcId): void {
-    const token = metaOf(params).progressToken;
-    if (typeof token === "string" || typeof token === "number") this.#progressOwners.set(String(token), id);
-  }
-
+  /**
+   * Answers take the entry out of the open requests: the host can no longer cancel it, and a
+   * forwarded request's upstream has settled, so its controller is free again.
+   */
   #release(entry: InFlight): boolean {
     const key = String(entry.id);
     if (this.#inflight.get(key) !== entry) return false;
     this.#inflight.delete(key);
+    if (entry.forwarded) this.#recycle(entry.controller);
     return true;
+  }
+
+  /**
+   * Keeps a controller for a later request. An AbortSignal is the one costly object per bridged
+   * request (an event target, made and then listened to by the client's call clock), and one that
+   * never aborted and has no listener left is as good as new. One that aborted, or that something
+   * still listens to, is left to the garbage collector.
+   */
+  #recycle(controller: AbortController): void {
+    if (this.#closed || this.#spare.length >= SPARE_CONTROLLERS || controller.signal.aborted) return;
+    if (getEventListeners(controller.signal, "abort").length > 0) return;
+    this.#spare.push(controller);
   }
 
   #reply(entry: InFlight, result: JsonObject): void {
@@ -699,7 +796,7 @@ export class BridgeSession {
       result,
       client ? this.#serverInfo(client) : undefined,
     );
-    this.#afterNotifications(entry.id, () =>
+    this.#afterNotifications(() =>
       this.#o.link.send({ jsonrpc: "2.0", id: entry.id, result: shaped }, entry.id),
     );
   }
@@ -708,19 +805,16 @@ export class BridgeSession {
     // A request the host cancelled is not answered (the spec's rule for cancelled requests).
     if (!this.#release(entry)) return;
     const reply = { jsonrpc: "2.0" as const, id: entry.id, error: rpcErrorFor(error, this.#o.redactor) };
-    this.#afterNotifications(entry.id, () => this.#o.link.send(reply, entry.id));
+    this.#afterNotifications(() => this.#o.link.send(reply, entry.id));
   }
 
   /**
    * The client hands notifications to their handlers a turn of the event loop later; a reply
-   * waits that same turn, so what the server sent before its reply (progress, log lines) reaches
-   * the host before it too.
+   * waits that same turn, so what the server sent before its reply (log lines, list changes)
+   * reaches the host before it too. Progress goes out as it arrives, through its request's listener.
    */
-  #afterNotifications(id: JsonRpcId, send: () => void): void {
-    setImmediate(() => {
-      for (const [token, owner] of this.#progressOwners) if (owner === id) this.#progressOwners.delete(token);
-      send();
-    });
+  #afterNotifications(send: () => void): void {
+    setImmediate(send);
   }
 
   #error(id: JsonRpcId, error: JsonRpcErrorObject): void {

@@ -28,6 +28,16 @@ test("N8: a modern host's envelope is removed before forwarding; its other _meta
   assert.deepEqual(withoutEnvelope({ _meta: { [META_PROTOCOL_VERSION]: "2026-07-28" } }), {});
 });
 
+test("N8: a host's __proto__ key crosses as a key, never as the copy's prototype", () => {
+  const params = JSON.parse(
+    `{"name":"x","__proto__":{"name":"y"},"_meta":{"${META_PROTOCOL_VERSION}":"2026-07-28","__proto__":{"a":1}}}`,
+  );
+  const out = withoutEnvelope(params)!;
+  assert.equal(Object.getPrototypeOf(out), Object.prototype);
+  assert.equal(Object.getPrototypeOf(out._meta), Object.prototype);
+  assert.equal(JSON.stringify(out), '{"name":"x","__proto__":{"name":"y"},"_meta":{"__proto__":{"a":1}}}');
+});
+
 test("N8: results carry the 2026-07-28 fields for a modern host and lose them for a legacy one", () => {
   const info = { name: "s", version: "1" };
   const modern = resultFor("modern", "tools/list", { tools: [] }, info);

@@ -52,45 +52,61 @@ export function isModernRequest(params: JsonObject | undefined): boolean {
   return typeof metaOf(params)[META_PROTOCOL_VERSION] === "string";
 }
 
-/** Params without the host's envelope; `_meta` is dropped when nothing else was in it. */
+/**
+ * Params without the host's envelope; `_meta` is dropped when nothing else was in it. Params with
+ * no envelope key are returned as they are. The copy is made by rest destructuring: own keys only
+ * (a `__proto__` key stays a key), and no `delete`, which would turn it into a slower
+ * dictionary-mode object for the client to serialise.
+ */
 export function withoutEnvelope(params: JsonObject | undefined): JsonObject | undefined {
-  if (params === undefined) return undefined;
-  if (!isObject(params._meta)) return params;
-  const meta = { ...params._meta };
-  for (const key of ENVELOPE_KEYS) delete meta[key];
-  const out = { ...params };
-  if (Object.keys(meta).length === 0) delete out._meta;
-  else out._meta = meta;
+  if (params === undefined || !isObject(params._meta)) return params;
+  const own = params._meta;
+  if (!ENVELOPE_KEYS.some((key) => key in own)) return params;
+  const { _meta: _envelope, ...out } = params;
+  const {
+    [META_PROTOCOL_VERSION]: _version,
+    [META_CLIENT_CAPABILITIES]: _capabilities,
+    [META_CLIENT_INFO]: _info,
+    [META_LOG_LEVEL]: _level,
+    ...meta
+  } = own;
+  if (Object.keys(meta).length > 0) out._meta = meta;
   return out;
 }
 
-/** A server's result shaped for the host's era. */
+/**
+ * A server's result shaped for the host's era, in place: the result is the bridge's own (parsed
+ * for this one reply, held by nothing else), so it is not copied. `serverInfo` is shared by every
+ * reply and is not changed.
+ */
 export function resultFor(
   hostEra: Era,
   method: string,
   result: JsonObject,
   serverInfo: JsonObject | undefined,
 ): JsonObject {
-  const out: JsonObject = { ...result };
   if (hostEra === "modern") {
-    if (typeof out.resultType !== "string") out.resultType = "complete";
+    if (typeof result.resultType !== "string") result.resultType = "complete";
     if (CACHEABLE.has(method)) {
-      if (typeof out.ttlMs !== "number") out.ttlMs = 0;
-      if (out.cacheScope !== "public" && out.cacheScope !== "private") out.cacheScope = "private";
+      if (typeof result.ttlMs !== "number") result.ttlMs = 0;
+      if (result.cacheScope !== "public" && result.cacheScope !== "private") result.cacheScope = "private";
     }
-    if (serverInfo) out._meta = { ...metaOf(out), [META_SERVER_INFO]: serverInfo };
-    return out;
+    if (serverInfo)
+      result._meta = isObject(result._meta)
+        ? { ...result._meta, [META_SERVER_INFO]: serverInfo }
+        : { [META_SERVER_INFO]: serverInfo };
+    return result;
   }
-  delete out.resultType;
-  delete out.ttlMs;
-  delete out.cacheScope;
-  if (isObject(out._meta) && META_SERVER_INFO in out._meta) {
-    const meta = { ...out._meta };
-    delete meta[META_SERVER_INFO];
-    if (Object.keys(meta).length === 0) delete out._meta;
-    else out._meta = meta;
+  // Removed only where present: a delete turns the object into a slower dictionary-mode one.
+  if ("resultType" in result) delete result.resultType;
+  if ("ttlMs" in result) delete result.ttlMs;
+  if ("cacheScope" in result) delete result.cacheScope;
+  if (isObject(result._meta) && META_SERVER_INFO in result._meta) {
+    const { [META_SERVER_INFO]: _info, ...meta } = result._meta;
+    if (Object.keys(meta).length === 0) delete result._meta;
+    else result._meta = meta;
   }
-  return out;
+  return result;
 }
 
 /**

@@ -208,8 +208,12 @@ export interface Client {
   /** Asks the server to cancel a task; its new state, when the server reports one. */
   cancelTask(taskId: string, options?: OperationOptions): Promise<Task | undefined>;
 
-  /** Any other request (`skills/list`, say), through the same path: the JSON result as received. */
-  request(method: string, params?: JsonObject, options?: OperationOptions): Promise<JsonObject>;
+  /**
+   * Any other request (`skills/list`, say), through the same path: the JSON result as received.
+   * `onProgress` and `resetTimeoutOnProgress` work as for a call; a `tools/call` carries the same
+   * `Mcp-Param-*` headers as callTool (from the last listing).
+   */
+  request(method: string, params?: JsonObject, options?: CallOptions): Promise<JsonObject>;
   /** Sends a notification to the server; resolves once the transport accepted it. */
   notify(method: string, params?: JsonObject, options?: OperationOptions): Promise<void>;
 

@@ -298,10 +298,20 @@ export class ConnectedClient implements Client {
 
   // ---- anything else ----
 
-  async request(method: string, params?: JsonObject, options: OperationOptions = {}): Promise<JsonObject> {
+  async request(method: string, params?: JsonObject, options: CallOptions = {}): Promise<JsonObject> {
     checkMethod(method, params);
+    // A tools/call mirrors its x-mcp-header arguments into headers as callTool does (modern HTTP).
+    const headerParams =
+      method === "tools/call" && typeof params?.name === "string"
+        ? this.#catalog.headerParams(params.name)
+        : undefined;
     // Whatever the method does is unknown to the client: a failure after it left may have had its effect.
-    return this.#path.operation(method, params, { stage: "call", phase: "call", effect: "unknown" }, options);
+    return this.#path.operation(
+      method,
+      params,
+      { stage: "call", phase: "call", effect: "unknown", headerParams },
+      options,
+    );
   }
 
   async notify(method: string, params?: JsonObject, options: OperationOptions = {}): Promise<void> {
