@@ -145,7 +145,7 @@ try {
     rows.push(
       ...(await bridgeSection({
         repeats: quick ? 1 : 5,
-        calls: quick ? 50 : 300,
+        calls: quick ? 50 : 1000,
         replyBytes: 200_000_000,
         ceilingBytes: 1024 * 1024,
       })),
