@@ -273,7 +273,7 @@ export class RemoteClient implements Client {
   async cancelTask(taskId: string, options?: OperationOptions): Promise<Task | undefined> {
     return (await this.#op<Task | null>("cancelTask", [taskId], options)) ?? undefined;
   }
-  request(method: string, params?: JsonObject, options?: OperationOptions): Promise<JsonObject> {
+  request(method: string, params?: JsonObject, options?: CallOptions): Promise<JsonObject> {
     return this.#op("request", [method, params], options);
   }
   async notify(method: string, params?: JsonObject, options?: OperationOptions): Promise<void> {
