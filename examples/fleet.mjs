@@ -6,6 +6,7 @@
 //   await fleet.close();
 
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +15,14 @@ const READY_TIMEOUT_MS = 15_000;
 const TERM_GRACE_MS = 3_000;
 const STDERR_TAIL_BYTES = 2_048;
 
-const serverFile = (file) => fileURLToPath(new URL(`./servers/${file}`, import.meta.url));
+/**
+ * Where a server's code is: its source here, or a one-file bundle of it (the same code) in the folder
+ * TETHER_FLEET_BUNDLES names, which starts in about half the CPU (scripts/bundle-servers.mjs; the
+ * test suite uses them).
+ */
+const bundles = process.env.TETHER_FLEET_BUNDLES;
+const bundled = (file) => (bundles && existsSync(join(bundles, file)) ? join(bundles, file) : undefined);
+const serverFile = (file) => bundled(file) ?? fileURLToPath(new URL(`./servers/${file}`, import.meta.url));
 
 const HTTP_SERVERS = [
   {
@@ -82,7 +90,7 @@ function stdioServers() {
       era: "legacy",
       version: "2025-11-25",
       command: process.execPath,
-      args: [join(dirname(everything), "dist", "index.js"), "stdio"],
+      args: [bundled("everything.mjs") ?? join(dirname(everything), "dist", "index.js"), "stdio"],
     },
   ];
 }

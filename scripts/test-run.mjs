@@ -25,6 +25,7 @@ import { readFile, rm } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
+import { bundleServers } from "./bundle-servers.mjs";
 
 const root = resolve(fileURLToPath(new URL(".", import.meta.url)), "..");
 const outdir = resolve(root, ".test-build");
@@ -111,6 +112,11 @@ function runCheck(name) {
     });
   });
 }
+
+// The example servers and server-everything, one file each, for examples/fleet.mjs to start.
+const servers = resolve(outdir, "servers");
+await bundleServers(servers);
+process.env.TETHER_FLEET_BUNDLES = servers;
 
 const running = new Set();
 const checkRuns = checks.map(runCheck);
