@@ -110,10 +110,14 @@ export class RequestPath {
     work: (bounds: Bounds, sent: () => void) => Promise<T>,
   ): Promise<T> {
     const bounds = this.bounds(route.phase, options);
+    const cancellation = bounds.clock.cancellation;
     let sent = false;
     let release: (() => void) | undefined;
     try {
-      release = await this.#slots.acquire(bounds.clock.signal);
+      // A budget already spent (a caller's signal that had aborted) takes no slot.
+      if (cancellation.aborted) throw cancellation.reason;
+      // A free slot is taken at once; only a full queue makes the operation wait (back-pressure).
+      release = this.#slots.tryAcquire() ?? (await this.#slots.acquire(cancellation));
       return await work(bounds, () => {
         sent = true;
       });
@@ -149,7 +153,7 @@ export class RequestPath {
         let current = base;
         for (let round = 0; ; round++) {
           // A request whose signal is already aborted never leaves: its effect is known to be none.
-          if (bounds.clock.signal.aborted) throw bounds.clock.signal.reason;
+          if (bounds.clock.cancellation.aborted) throw bounds.clock.cancellation.reason;
           // Nor does one on a session that is already closing: request() refuses it unsent.
           if (session.closure) throw session.closure;
           sent();
@@ -212,7 +216,7 @@ export class RequestPath {
       finalParams = withModernMeta({ ...params, _meta: meta }, protocolVersion, o.clientInfo, capabilities);
     }
     return session.request(method, finalParams, {
-      signal: bounds.clock.signal,
+      signal: bounds.clock.cancellation,
       maxBytes: bounds.maxBytes,
       headers:
         modern && http ? modernHeaders(protocolVersion, method, params, route?.headerParams) : undefined,

@@ -171,10 +171,10 @@ export class Tasks {
    */
   outcome(error: unknown, clock: CallClock, effect: CallEffect | undefined): TetherError {
     const where = { stage: "call" as const, phase: "call" as const, redactor: this.#c.redactor };
-    if (clock.signal.aborted) {
+    if (clock.cancellation.aborted) {
       const stepEffect = error instanceof TetherError ? error.effect : undefined;
       return this.#c.path.publicError(
-        clock.signal.reason,
+        clock.cancellation.reason,
         "call",
         "call",
         clock,

@@ -108,8 +108,20 @@ export class ToolCatalog {
   ): Promise<CallToolResult> {
     const result = callToolResult(raw);
     if (!result) throw malformedResult(this.#c.redactor, "the tool result had no content array");
-    if (name !== undefined) await this.#checkOutput(name, result, signal, list);
+    if (name !== undefined && this.#mayCheck(name, result))
+      await this.#checkOutput(name, result, signal, list);
     return result;
+  }
+
+  /**
+   * Whether `#checkOutput` could do anything for this result: it has a schema to check against,
+   * or it may have to list the tools to learn one. Most tools have no output schema, and asking
+   * first spares their every call an async step.
+   */
+  #mayCheck(name: string, result: CallToolResult): boolean {
+    if (this.#c.validateOutput === false || result.isError === true) return false;
+    if (this.#known.get(name)?.outputSchema) return true;
+    return result.structuredContent !== undefined && !this.#known.has(name) && !this.#listed;
   }
 
   /**

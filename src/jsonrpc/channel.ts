@@ -1,18 +1,52 @@
 import type { Era, TransportMode } from "../errors/codes.ts";
 import type { TetherError } from "../errors/tether-error.ts";
+import { type Abortable, signalOf } from "../lifecycle/cancellation.ts";
 import type { Unsubscribe } from "../lifecycle/listeners.ts";
 import type { JsonRpcId, JsonRpcMessage } from "./messages.ts";
 
 /** What one exchange may spend and where its reply must come from. */
 export interface SendContext {
-  /** Aborting it abandons the exchange; on HTTP that closes the request's own stream. */
-  signal: AbortSignal;
+  /**
+   * Aborting it abandons the exchange; on HTTP that closes the request's own stream. For a
+   * request it may be made on first read (an operation's budget is a Cancellation): a transport
+   * that only checks or briefly waits on the abandonment reads `cancel` instead.
+   */
+  readonly signal: AbortSignal;
+  /** The same abandonment as `signal`, readable without making an AbortSignal (absent: use `signal`). */
+  readonly cancel?: Abortable;
   /** Ceiling for the bytes of this exchange's reply, where the reply has its own stream (HTTP). */
   maxBytes: number;
   /** Per-request headers computed by the protocol layer (HTTP only; stdio ignores them). */
   headers?: Readonly<Record<string, string>>;
   /** The request whose response this exchange carries (HTTP uses it to notice a missing reply). */
   requestId?: JsonRpcId;
+}
+
+/**
+ * The context of one request's send. A class, so that `signal` is a getter on its prototype:
+ * stdio never reads it, and then no AbortSignal is made for the call at all.
+ */
+export class RequestSendContext implements SendContext {
+  readonly cancel: Abortable;
+  readonly maxBytes: number;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly requestId: JsonRpcId;
+
+  constructor(
+    cancel: Abortable,
+    maxBytes: number,
+    headers: Readonly<Record<string, string>> | undefined,
+    requestId: JsonRpcId,
+  ) {
+    this.cancel = cancel;
+    this.maxBytes = maxBytes;
+    this.headers = headers;
+    this.requestId = requestId;
+  }
+
+  get signal(): AbortSignal {
+    return signalOf(this.cancel);
+  }
 }
 
 /**

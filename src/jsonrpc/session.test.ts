@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { closedError } from "../errors/failures.ts";
+import { Interrupt } from "../errors/interrupt.ts";
 import { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
+import { Cancellation } from "../lifecycle/cancellation.ts";
 import { TransportBase } from "../transport/transport.ts";
 import type { SendContext } from "./channel.ts";
 import type { JsonRpcMessage } from "./messages.ts";
@@ -71,4 +73,76 @@ test("C1/C2: the first closure cause wins, and every pending waiter gets that on
   assert.equal(s.closure, reasonA);
   // A reply arriving after closure is ignored, not delivered to anyone.
   t.reply({ jsonrpc: "2.0", id: 1, result: {} });
+});
+
+/** A transport that records each send's context too. */
+class RecordingTransport extends FakeTransport {
+  contexts: SendContext[] = [];
+  override async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
+    this.contexts.push(ctx);
+    await super.send(message, ctx);
+  }
+}
+
+test("S7, P7: a request bounded by a cancellation rejects with its reason and tells the server, without an AbortSignal", async () => {
+  const t = new RecordingTransport();
+  const s = new Session(t, options);
+  s.markOpen();
+  const cancellation = new Cancellation();
+  const pending = s.request("tools/call", undefined, {
+    signal: cancellation,
+    maxBytes: 100,
+    cancelOnAbort: true,
+  });
+  assert.equal(t.contexts[0]?.cancel, cancellation, "the transport can watch it as it is");
+  const reason = new Interrupt("caller", "cancelled");
+  cancellation.abort(reason);
+  await assert.rejects(pending, (e) => e === reason);
+  await s.close();
+  assert.deepEqual(
+    t.sent.map((m) => ("method" in m ? m.method : "reply")),
+    ["tools/call", "notifications/cancelled"],
+  );
+});
+
+test("S7: a request answered before its cancellation aborts sends no cancellation notice", async () => {
+  const t = new FakeTransport();
+  const s = new Session(t, options);
+  s.markOpen();
+  const cancellation = new Cancellation();
+  const pending = s.request("tools/call", undefined, {
+    signal: cancellation,
+    maxBytes: 100,
+    cancelOnAbort: true,
+  });
+  t.reply({ jsonrpc: "2.0", id: 1, result: { ok: true } });
+  assert.deepEqual((await pending).result, { ok: true });
+  // The settled request stopped watching: a later abort (the call's clock firing late) is silent.
+  cancellation.abort(new Interrupt("deadline", "deadline_exceeded", 1));
+  const later = s.request("ping", undefined, { signal: never(), maxBytes: 100, cancelOnAbort: false });
+  t.reply({ jsonrpc: "2.0", id: 2, result: {} });
+  await later;
+  assert.deepEqual(
+    t.sent.map((m) => ("method" in m ? m.method : "reply")),
+    ["tools/call", "ping"],
+  );
+});
+
+test("C2: closing settles a request bounded by a cancellation with the closure error, and stops watching it", async () => {
+  const t = new FakeTransport();
+  const s = new Session(t, options);
+  s.markOpen();
+  const cancellation = new Cancellation();
+  const pending = s.request("tools/call", undefined, {
+    signal: cancellation,
+    maxBytes: 100,
+    cancelOnAbort: true,
+  });
+  void s.close();
+  await assert.rejects(pending, (e) => e instanceof TetherError && e.closure === "closed_by_client");
+  cancellation.abort(new Interrupt("caller", "cancelled"));
+  assert.deepEqual(
+    t.sent.map((m) => ("method" in m ? m.method : "reply")),
+    ["tools/call"],
+  );
 });

@@ -5,9 +5,10 @@ import { INTERNAL_ERROR, METHOD_NOT_FOUND } from "../errors/rpc-codes.ts";
 import { RpcReplyError } from "../errors/rpc-reply-error.ts";
 import { asTetherError, type TetherError } from "../errors/tether-error.ts";
 import { forCall } from "../errors/to-public.ts";
+import { type Abortable, stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
 import { Listeners, type Unsubscribe } from "../lifecycle/listeners.ts";
-import type { Transport } from "./channel.ts";
+import { RequestSendContext, type Transport } from "./channel.ts";
 import { INBOUND_LIMITS, type InboundDrops, InboundGate, type InboundLimits } from "./inbound-gate.ts";
 import { MAX_JSON_DEPTH } from "./json-depth.ts";
 import {
@@ -39,8 +40,11 @@ function attribute(
 const ANSWER_MAX_BYTES = 64 * 1024;
 
 export interface RequestOptions {
-  /** Bounds the wait; its abort reason is what the request rejects with. */
-  signal: AbortSignal;
+  /**
+   * Bounds the wait; its abort reason is what the request rejects with. An operation's budget is
+   * a Cancellation, so a call listens on it without making an AbortSignal.
+   */
+  signal: Abortable;
   /** Ceiling for the reply's bytes. */
   maxBytes: number;
   /** Per-request headers for HTTP transports (the protocol layer computes them). */
@@ -58,10 +62,26 @@ export interface Reply {
   bytes: number;
 }
 
+/**
+ * A request waiting for its reply. It is settled through `settle` / `fail`, which also stop
+ * watching its signal, whoever settles it (the reply, a failed send, the session's close).
+ */
 interface Pending {
   resolve(reply: Reply): void;
   reject(error: unknown): void;
   maxBytes: number;
+  signal: Abortable;
+  onAbort: () => void;
+}
+
+function settle(entry: Pending, reply: Reply): void {
+  stopWatching(entry.signal, entry.onAbort);
+  entry.resolve(reply);
+}
+
+function fail(entry: Pending, error: unknown): void {
+  stopWatching(entry.signal, entry.onAbort);
+  entry.reject(error);
 }
 
 export interface SessionOptions {
@@ -168,35 +188,25 @@ export class Session {
     if (options.signal.aborted) return Promise.reject(options.signal.reason);
     const id = this.#nextId++;
     this.#expectProgress(params, id);
-    const message: JsonRpcRequest = { jsonrpc: "2.0", id, method };
-    if (params !== undefined) message.params = params;
+    const message: JsonRpcRequest =
+      params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+    const { signal, maxBytes, cancelOnAbort } = options;
     return new Promise<Reply>((resolve, reject) => {
-      const { signal } = options;
       const onAbort = () => {
+        // Settled already (the reply won the race): nothing was abandoned.
         if (!this.#pending.delete(id)) return;
         reject(signal.reason);
-        if (options.cancelOnAbort) this.#sendCancel(id);
+        if (cancelOnAbort) this.#sendCancel(id);
       };
-      const done = () => signal.removeEventListener("abort", onAbort);
-      this.#pending.set(id, {
-        resolve: (reply) => {
-          done();
-          resolve(reply);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
-        maxBytes: options.maxBytes,
-      });
-      signal.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(id, { resolve, reject, maxBytes, signal, onAbort });
+      watchAbort(signal, onAbort);
       this.transport
-        .send(message, { signal, maxBytes: options.maxBytes, headers: options.headers, requestId: id })
+        .send(message, new RequestSendContext(signal, maxBytes, options.headers, id))
         .catch((error: unknown) => {
           const entry = this.#pending.get(id);
           if (!entry) return;
           this.#pending.delete(id);
-          entry.reject(error);
+          fail(entry, error);
         });
     });
   }
@@ -275,7 +285,8 @@ export class Session {
     if (!entry) return;
     this.#pending.delete(id);
     if (bytes > entry.maxBytes) {
-      entry.reject(
+      fail(
+        entry,
         limitError(
           { stage: this.stage, phase: this.phase, redactor: this.#options.redactor },
           "response_too_large",
@@ -288,11 +299,11 @@ export class Session {
     }
     if (isRefused(message)) {
       const where = { stage: this.stage, phase: this.phase, redactor: this.#options.redactor };
-      entry.reject(tooDeepError(where, MAX_JSON_DEPTH, message.answered));
+      fail(entry, tooDeepError(where, MAX_JSON_DEPTH, message.answered));
       return;
     }
-    if ("error" in message) entry.reject(new RpcReplyError(message.error));
-    else entry.resolve({ result: message.result, bytes });
+    if ("error" in message) fail(entry, new RpcReplyError(message.error));
+    else settle(entry, { result: message.result, bytes });
   }
 
   /**
@@ -388,7 +399,7 @@ export class Session {
     }
     const pending = this.#pending;
     this.#pending = new Map();
-    for (const entry of pending.values()) entry.reject(this.#closure);
+    for (const entry of pending.values()) fail(entry, this.#closure);
     for (const u of this.#unsubscribe) u();
     this.notifications.clear();
     this.#life.abort();

@@ -1,6 +1,9 @@
+import { type Abortable, stopWatching, watchAbort } from "./cancellation.ts";
+
 /**
- * A bound on requests in flight. `acquire` waits for a free slot (back-pressure) until its
- * signal aborts; the waiter's listener is removed however the wait ends.
+ * A bound on requests in flight. `tryAcquire` takes a free slot at once; `acquire` waits for one
+ * (back-pressure) until its signal aborts, and the waiter's listener is removed however the wait
+ * ends.
  */
 export class Slots {
   readonly #max: number;
@@ -19,25 +22,25 @@ export class Slots {
     return this.#waiters.length;
   }
 
-  acquire(signal: AbortSignal): Promise<() => void> {
+  /**
+   * A slot now, or undefined when all are taken. The common case on the call path: taking it
+   * synchronously spares every call a promise and a turn of the microtask queue.
+   */
+  tryAcquire(): (() => void) | undefined {
+    if (this.#used >= this.#max || this.#waiters.length > 0) return undefined;
+    this.#used++;
+    return this.#release();
+  }
+
+  acquire(signal: Abortable): Promise<() => void> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      const next = this.#waiters.shift();
-      if (next) next.grant();
-      else this.#used--;
-    };
-    if (this.#used < this.#max) {
-      this.#used++;
-      return Promise.resolve(release);
-    }
+    const now = this.tryAcquire();
+    if (now) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
       const waiter = {
         grant: () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(release);
+          stopWatching(signal, onAbort);
+          resolve(this.#release());
         },
       };
       const onAbort = () => {
@@ -46,7 +49,19 @@ export class Slots {
         reject(signal.reason);
       };
       this.#waiters.push(waiter);
-      signal.addEventListener("abort", onAbort, { once: true });
+      watchAbort(signal, onAbort);
     });
+  }
+
+  /** Gives the slot to the next waiter, or frees it; calling it again does nothing. */
+  #release(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiters.shift();
+      if (next) next.grant();
+      else this.#used--;
+    };
   }
 }

@@ -26,7 +26,10 @@ export class LineFramer {
     this.#maxLineBytes = this.#ceiling();
   }
 
-  /** Feeds a chunk; calls `onLine` for each complete frame, in order. */
+  /**
+   * Feeds a chunk; calls `onLine` for each complete frame, in order. A frame may be a view into
+   * `chunk` (no copy when it arrived whole): `onLine` reads it before returning, never keeps it.
+   */
   push(chunk: Uint8Array, onLine: (line: Uint8Array) => void): void {
     if (this.#error) throw this.#error;
     this.#maxLineBytes = this.#ceiling();
@@ -62,17 +65,29 @@ export class LineFramer {
   }
 
   #add(piece: Uint8Array): void {
-    if (this.#partBytes + piece.byteLength > this.#maxLineBytes) {
-      this.#error = new ByteCeilingExceeded(this.#partBytes + piece.byteLength, this.#maxLineBytes);
-      this.#parts = [];
-      throw this.#error;
-    }
+    this.#check(piece.byteLength);
     if (piece.byteLength === 0) return;
+    // A copy: the piece is held past this chunk, and a view would keep the whole chunk alive.
     this.#parts.push(piece.slice());
     this.#partBytes += piece.byteLength;
   }
 
+  /** Refuses the frame held so far plus `bytes` more when that passes the ceiling. */
+  #check(bytes: number): void {
+    if (this.#partBytes + bytes > this.#maxLineBytes) {
+      this.#error = new ByteCeilingExceeded(this.#partBytes + bytes, this.#maxLineBytes);
+      this.#parts = [];
+      throw this.#error;
+    }
+  }
+
   #finish(last: Uint8Array, onLine: (line: Uint8Array) => void): void {
+    if (this.#parts.length === 0) {
+      // The usual case: the whole frame came in this chunk, so it goes out as it is, uncopied.
+      this.#check(last.byteLength);
+      if (last.byteLength > 0) onLine(last);
+      return;
+    }
     this.#add(last);
     const parts = this.#parts;
     const total = this.#partBytes;

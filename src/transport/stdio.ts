@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, limitError, networkError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
@@ -33,6 +34,33 @@ export class StdioTransport extends TransportBase implements Transport {
    * wait on a full pipe, so a server that stops reading cannot pile listeners onto its stdin.
    */
   #drained: Promise<void> | undefined;
+  /**
+   * Whether the next message may be written at once (see `send`): true again after a chunk of
+   * replies arrives and after each batch is written.
+   */
+  #writeNow = true;
+  /** `#endTurn` is due at the end of this turn. */
+  #flushScheduled = false;
+  /** This turn's later messages, written together by `#flush` at its end. */
+  #held: string[] = [];
+  /** Their length, counted as stdin counts a string it holds (in UTF-16 units). */
+  #heldLength = 0;
+  readonly #endTurn = (stdin: Writable): void => {
+    this.#flushScheduled = false;
+    this.#flush(stdin);
+    this.#writeNow = true;
+  };
+
+  /** Writes the held messages as one string; returns `write`'s answer (true: no back-pressure). */
+  #flush(stdin: Writable): boolean {
+    if (this.#held.length === 0) return true;
+    const text = this.#held.length === 1 ? this.#held[0]! : this.#held.join("");
+    this.#held = [];
+    this.#heldLength = 0;
+    // A destroyed stdin loses what it held, as it would lose bytes queued inside it.
+    if (stdin.destroyed || stdin.writableEnded) return true;
+    return stdin.write(text);
+  }
 
   constructor(options: StdioTransportOptions) {
     super();
@@ -98,8 +126,31 @@ export class StdioTransport extends TransportBase implements Transport {
     if (this.closure) throw this.closure;
     const stdin = this.#child?.stdin;
     if (!stdin || stdin.destroyed) throw closedError(this.#where(), "eof", "the server's input is closed");
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    const ok = stdin.write(`${JSON.stringify(message)}\n`);
+    // `cancel` when the session gives one: reading `signal` could make an AbortSignal per call.
+    const cancel = ctx.cancel ?? ctx.signal;
+    if (cancel.aborted) throw cancel.reason;
+    const line = `${JSON.stringify(message)}\n`;
+    let ok: boolean;
+    if (this.#writeNow && this.#held.length === 0) {
+      // The first message after a chunk of replies (or after the last batch) goes out at once:
+      // a lone call waits for nothing, and schedules nothing.
+      this.#writeNow = false;
+      ok = stdin.write(line);
+    } else {
+      // Later ones in the same turn of the event loop (many callers resuming on one chunk of
+      // replies) are held and leave as one string at its end: one system call and one wake-up of
+      // the server instead of one each. Held text counts towards back-pressure as written text
+      // does: past the high-water mark it goes out now, and this send waits for the drain like
+      // any other.
+      this.#held.push(line);
+      this.#heldLength += line.length;
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        process.nextTick(this.#endTurn, stdin);
+      }
+      if (stdin.writableLength + this.#heldLength < stdin.writableHighWaterMark) return;
+      ok = this.#flush(stdin);
+    }
     if (ok) return;
     // Back-pressure: wait for the pipe to drain, for the channel to fail, or for the caller.
     this.#drained ??= new Promise<void>((resolve, reject) => {
@@ -131,6 +182,9 @@ export class StdioTransport extends TransportBase implements Transport {
     this.fail(closedError(this.#where(), "closed_by_client", "the client closed the connection"));
     const child = this.#child;
     if (!child) return;
+    // What this turn still holds (a cancellation notice sent just before close) goes out before
+    // stdin ends.
+    if (child.stdin) this.#flush(child.stdin);
     child.stdout?.removeAllListeners("data");
     child.stdout?.destroy();
     await stopChild(child, graceful, (e) => this.cleanupErrors.push(e));
@@ -142,16 +196,21 @@ export class StdioTransport extends TransportBase implements Transport {
     return { stage: "call" as const, phase: "call" as const, redactor: this.#options.redactor };
   }
 
+  /** One function for every line, rather than one made per chunk read. */
+  readonly #onLine = (line: Uint8Array): void => {
+    const decoded = decodeFrame(line);
+    // Lines that are not JSON-RPC (a banner, a stray log line) are skipped: stdout is the
+    // channel, and one bad line does not say the next is bad.
+    if (!decoded.ok) return;
+    for (const m of decoded.messages) this.emitMessage(m, line.byteLength);
+  };
+
   #onData(chunk: Buffer): void {
     if (this.closure) return;
+    // A chunk of replies starts a new turn: the first message it prompts goes out at once.
+    this.#writeNow = true;
     try {
-      this.#framer.push(chunk, (line) => {
-        const decoded = decodeFrame(line);
-        // Lines that are not JSON-RPC (a banner, a stray log line) are skipped: stdout is the
-        // channel, and one bad line does not say the next is bad.
-        if (!decoded.ok) return;
-        for (const m of decoded.messages) this.emitMessage(m, line.byteLength);
-      });
+      this.#framer.push(chunk, this.#onLine);
     } catch (error) {
       if (error instanceof ByteCeilingExceeded) {
         this.fail(
