@@ -67,9 +67,22 @@ const HTTP_SERVERS = [
   },
 ];
 
-function stdioServers() {
+/** server-everything's entry as installed. */
+function everythingSource() {
   const require = createRequire(import.meta.url);
-  const everything = require.resolve("@modelcontextprotocol/server-everything/package.json");
+  const pkg = require.resolve("@modelcontextprotocol/server-everything/package.json");
+  return join(dirname(pkg), "dist", "index.js");
+}
+
+/**
+ * The script a fleet server starts from, by file name (`legacy-stdio.mjs`, or `everything.mjs`
+ * for server-everything): its bundle when there are bundles, else its source.
+ */
+export function serverPath(file) {
+  return file === "everything.mjs" ? (bundled(file) ?? everythingSource()) : serverFile(file);
+}
+
+function stdioServers() {
   return [
     {
       name: "legacy-stdio",
@@ -90,7 +103,7 @@ function stdioServers() {
       era: "legacy",
       version: "2025-11-25",
       command: process.execPath,
-      args: [bundled("everything.mjs") ?? join(dirname(everything), "dist", "index.js"), "stdio"],
+      args: [serverPath("everything.mjs"), "stdio"],
     },
   ];
 }

@@ -6,8 +6,6 @@
 
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import { Client as V2Client, StreamableHTTPClientTransport as V2Http } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,14 +14,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { type Listener, SCRIPTED_SERVER, startListener } from "../helpers/bridge.ts";
 import { runCli } from "../helpers/cli.ts";
 import { eventually } from "../helpers/deadline-servers.ts";
+import { serverPath } from "../helpers/fleet.ts";
 import { running } from "../helpers/process-tree.ts";
 
-const require = createRequire(import.meta.url);
-const EVERYTHING = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js",
-);
+const EVERYTHING = serverPath("everything.mjs");
 const INFO = { name: "listen-test-host", version: "1.0.0" };
 
 const textOf = (result: unknown) =>

@@ -58,6 +58,7 @@ export interface Fleet {
 }
 
 interface FleetModule {
+  serverPath(file: string): string;
   startFleet(options?: { only?: readonly string[] }): Promise<{
     servers: FleetHttpServer[];
     stdio: FleetStdioServer[];
@@ -67,6 +68,12 @@ interface FleetModule {
 
 // A computed specifier: the example is plain JS without declarations, typed by FleetModule above.
 const FLEET_MODULE = new URL("../../examples/fleet.mjs", import.meta.url).href;
+
+/**
+ * The script a fleet server starts from (`legacy-stdio.mjs`, `everything.mjs` for
+ * server-everything): the test runner's one-file bundle of it when there is one, else its source.
+ */
+export const serverPath: (file: string) => string = ((await import(FLEET_MODULE)) as FleetModule).serverPath;
 
 /** Starts the named servers (all by default) and returns a typed handle. */
 export async function startFleet(only?: readonly ServerName[]): Promise<Fleet> {

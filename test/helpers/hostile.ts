@@ -12,7 +12,6 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 
 // ---------------------------------------------------------------- HTTP
 
@@ -583,7 +582,11 @@ export async function startExampleServer(
   file: string,
   flags: readonly string[] = [],
 ): Promise<ExampleServer> {
-  const path = fileURLToPath(new URL(`../../examples/servers/${file}`, import.meta.url));
+  // The fleet's resolver: the test runner's one-file bundle of the server when there is one.
+  const fleet = (await import(new URL("../../examples/fleet.mjs", import.meta.url).href)) as {
+    serverPath(file: string): string;
+  };
+  const path = fleet.serverPath(file);
   const child: ChildProcess = spawn(process.execPath, [path, "--port", "0", ...flags, "--exit-with-stdin"], {
     stdio: ["pipe", "pipe", "pipe"],
   });

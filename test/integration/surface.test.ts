@@ -4,9 +4,7 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   type Client,
@@ -16,16 +14,12 @@ import {
   type Task,
   TetherError,
 } from "../../src/index.ts";
+import { serverPath } from "../helpers/fleet.ts";
 
 const BUDGET_MS = 30_000;
 const EVENT_MS = 20_000;
 
-const require = createRequire(import.meta.url);
-const everything = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js",
-);
+const everything = serverPath("everything.mjs");
 
 /** A promise that `resolve` settles, failing after EVENT_MS with what was awaited. */
 function event<T>(what: string): { promise: Promise<T>; resolve: (value: T) => void } {
