@@ -1,40 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { fakeClock } from "../../test/helpers/fake-clock.ts";
 import { Interrupt } from "../errors/interrupt.ts";
 import { CallClock } from "./call-clock.ts";
 import { Cancellation, signalOf, stopWatching, watchAbort } from "./cancellation.ts";
-import type { Clock } from "./clock.ts";
 import { Slots } from "./slots.ts";
-
-/** A clock whose time moves only when the test says so; it counts the timers still set. */
-function fakeClock(): Clock & { advance(ms: number): void; readonly armed: number } {
-  let now = 0;
-  let timers: { at: number; fn: () => void; id: number }[] = [];
-  let next = 1;
-  return {
-    now: () => now,
-    setTimeout: (fn, ms) => {
-      const id = next++;
-      timers.push({ at: now + ms, fn, id });
-      return id;
-    },
-    clearTimeout: (id) => {
-      timers = timers.filter((t) => t.id !== id);
-    },
-    advance(ms) {
-      now += ms;
-      for (;;) {
-        const due = timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)[0];
-        if (!due) break;
-        timers = timers.filter((t) => t !== due);
-        due.fn();
-      }
-    },
-    get armed() {
-      return timers.length;
-    },
-  };
-}
 
 test("M1: a cancellation aborts once; the first reason wins", () => {
   const c = new Cancellation();
@@ -135,37 +105,37 @@ test("M1: watchAbort / stopWatching / signalOf treat an AbortSignal and a Cancel
   }
 });
 
-test("P4: a call clock aborts its cancellation when idle, and progress restarts the idle clock", () => {
+test("P4: a call clock aborts its cancellation when idle, and progress restarts the idle clock", async () => {
   const clock = fakeClock();
   const call = new CallClock(clock, 100, 1000);
-  clock.advance(90);
+  await clock.advance(90);
   call.touch();
-  clock.advance(90);
+  await clock.advance(90);
   assert.equal(call.cancellation.aborted, false, "touched 90 ms ago, not 180");
-  clock.advance(10);
+  await clock.advance(10);
   assert.equal(call.cancellation.aborted, true);
   const reason = call.cancellation.reason as Interrupt;
   assert.ok(reason instanceof Interrupt);
   assert.equal(reason.reason, "deadline_exceeded");
   assert.equal(call.signal.reason, reason, "the lazy signal carries the same interrupt");
   call.dispose();
-  assert.equal(clock.armed, 0, "dispose clears every timer");
+  assert.equal(clock.pending().length, 0, "dispose clears every timer");
 });
 
-test("P4: nothing extends a call clock's total limit", () => {
+test("P4: nothing extends a call clock's total limit", async () => {
   const clock = fakeClock();
   const call = new CallClock(clock, 100, 250);
   for (let t = 0; t < 240; t += 80) {
-    clock.advance(80);
+    await clock.advance(80);
     call.touch();
   }
-  clock.advance(10);
+  await clock.advance(10);
   assert.equal(call.cancellation.aborted, true);
   assert.equal((call.cancellation.reason as Interrupt).reason, "max_total_timeout");
   call.dispose();
 });
 
-test("P7: a caller's signal aborts the call clock with a caller interrupt keeping the caller's reason", () => {
+test("P7: a caller's signal aborts the call clock with a caller interrupt keeping the caller's reason", async () => {
   const clock = fakeClock();
   const caller = new AbortController();
   const call = new CallClock(clock, 100, 100, caller.signal);
