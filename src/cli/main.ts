@@ -242,10 +242,10 @@ async function connectOptions(
       "invalid_target",
       "give a target: a URL, a configured server's name, or -- and a command",
     );
-  // OAuth applies only to HTTP targets: its flags and token store load with the first one.
-  const { authOptions } = await import("./auth-command.ts");
   // URL userinfo is sent as Basic credentials: like an Authorization header, it stands instead of OAuth.
-  const withAuth = (h: Record<string, string>, url?: string) => {
+  // OAuth applies only to HTTP targets: its option building and token store load with the first one.
+  const withAuth = async (h: Record<string, string>, url?: string) => {
+    const { authOptions } = await import("./auth-command.ts");
     const { auth, secrets: read } = authOptions(
       v,
       io,
@@ -263,7 +263,7 @@ async function connectOptions(
         url: target,
         headers,
         transport: transport as ConnectOptions["transport"],
-        auth: withAuth(headers, target),
+        auth: await withAuth(headers, target),
       },
       secrets,
     };
@@ -289,7 +289,7 @@ async function connectOptions(
       ...options,
       url: present(entry.url),
       headers: { ...entry.headers, ...headers },
-      auth: withAuth({ ...entry.headers, ...headers }, entry.url),
+      auth: await withAuth({ ...entry.headers, ...headers }, entry.url),
       transport: v.transport
         ? (transport as ConnectOptions["transport"])
         : entry.transport === "sse"
