@@ -224,6 +224,33 @@ test("bridge P4 M2: through the CLI, a call that keeps reporting progress outliv
   }
 });
 
+test("bridge N8: a tool the server added after the bridge listed its tools still gets its Mcp-Param-* headers", async () => {
+  const server = await headersServer();
+  const host = new RawHost([server.url]);
+  try {
+    await host.initialize();
+    // The first call makes the bridge list the tools; `late` is not among them yet.
+    const first = await host.request("unlock", "tools/call", { name: "unlock", arguments: {} });
+    assert.equal(textOf(first), "unlocked", JSON.stringify(first.error ?? {}));
+    const late = await host.request("late", "tools/call", { name: "late", arguments: { zone: "eu" } });
+    assert.equal(late.error, undefined, JSON.stringify(late.error ?? {}));
+    const seen = JSON.parse(textOf(late)) as Record<string, string>;
+    assert.equal(seen["mcp-name"], "late");
+    assert.equal(seen["mcp-param-zone"], "eu");
+    // A name the current listing lacks lists once, not on every call. One listing before the
+    // first call, one for `late`, one for `nope`; the second `nope` and `listings` add none.
+    for (const id of ["nope-1", "nope-2"]) {
+      const nope = await host.request(id, "tools/call", { name: "nope", arguments: {} });
+      assert.ok(nope.error !== undefined || (nope.result as { isError?: boolean }).isError === true, id);
+    }
+    const count = await host.request("listings", "tools/call", { name: "listings", arguments: {} });
+    assert.equal(textOf(count), "3");
+  } finally {
+    await host.end();
+    await server.stop();
+  }
+});
+
 test("bridge N8: a bridged tools/call carries the Mcp-Param-* headers a direct call carries, to a 2026-07-28 HTTP server", async () => {
   const server = await headersServer();
   const args = { region: "zürich-1", priority: 3, note: "not a header" };
