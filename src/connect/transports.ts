@@ -6,6 +6,7 @@ import { authorizedFetch } from "../auth/authorized-fetch.ts";
 import type { FetchFn } from "../options/deps.ts";
 import type { ResolvedTarget } from "../options/resolve.ts";
 import { LegacySseTransport } from "../transport/legacy-sse.ts";
+import { NodeHttp, nativeFetchPreferred } from "../transport/node-http.ts";
 import { StdioTransport } from "../transport/stdio.ts";
 import { StreamableHttpTransport } from "../transport/streamable-http.ts";
 import type { Runtime } from "./runtime.ts";
@@ -13,10 +14,23 @@ import type { Runtime } from "./runtime.ts";
 export type StdioTarget = Extract<ResolvedTarget, { kind: "stdio" }>;
 export type HttpTarget = Extract<ResolvedTarget, { kind: "http" }>;
 
-/** The HTTP transports' fetch: the caller's, carrying the server's bearer token when auth is on. */
-function httpFetch(rt: Runtime): FetchFn {
-  const { fetch } = rt.options;
-  return rt.authorizer ? authorizedFetch(fetch, rt.authorizer) : fetch;
+/**
+ * An HTTP transport's fetch, carrying the server's bearer token when auth is on: the caller's own
+ * if they gave one; on Node otherwise a pool of the transport's own (node-http.ts), which the
+ * transport releases when it closes; on Bun the platform's.
+ */
+function httpFetch(rt: Runtime): { fetch: FetchFn; release?: () => void } {
+  const { callerFetch } = rt.options;
+  let base: FetchFn;
+  let release: (() => void) | undefined;
+  if (callerFetch) base = callerFetch;
+  else if (nativeFetchPreferred()) base = globalThis.fetch;
+  else {
+    const pool = new NodeHttp();
+    base = pool.fetch;
+    release = () => pool.close();
+  }
+  return { fetch: rt.authorizer ? authorizedFetch(base, rt.authorizer) : base, release };
 }
 
 /** A stdio server's process; `maxLineBytes` follows the session's pending requests (P6). */
@@ -39,7 +53,7 @@ export function streamableHttpTransport(rt: Runtime, target: HttpTarget): Stream
   return new StreamableHttpTransport({
     url: target.url,
     headers: target.headers,
-    fetch: httpFetch(rt),
+    ...httpFetch(rt),
     redactor: rt.redactor,
     maxFrameBytes: o.maxFrameBytes,
     listen: o.listen,
@@ -56,7 +70,7 @@ export function sseTransport(
   return new LegacySseTransport({
     url: target.url,
     headers: target.headers,
-    fetch: httpFetch(rt),
+    ...httpFetch(rt),
     redactor: rt.redactor,
     maxEventBytes,
   });

@@ -75,7 +75,13 @@ export interface ResolvedOptions {
   secrets: readonly string[];
   /** The caller's event listener, if any. */
   onEvent: ((event: LifecycleEvent) => void) | undefined;
+  /** The fetch for OAuth's requests: the caller's, or the platform's. */
   fetch: FetchFn;
+  /**
+   * The caller's own fetch (`deps.fetch`), which the MCP transports then use too; without one they
+   * use the built-in client of transport/node-http.ts on Node.
+   */
+  callerFetch: FetchFn | undefined;
   spawn: SpawnFn;
   clock: Clock;
 }
@@ -291,6 +297,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     secrets,
     onEvent: o.onEvent,
     fetch: o.deps?.fetch ?? globalThis.fetch,
+    callerFetch: o.deps?.fetch,
     spawn: o.deps?.spawn ?? spawn,
     clock: o.deps?.clock ?? realClock,
   };

@@ -18,6 +18,8 @@ export interface HttpOptions {
   /** Headers configured by the user (credentials among them); sent on every request. */
   headers: Readonly<Record<string, string>>;
   fetch: FetchFn;
+  /** Called once when the transport has closed: lets go of a connection pool the transport owns. */
+  release?: (() => void) | undefined;
   redactor: Redactor;
 }
 

@@ -198,6 +198,7 @@ export class LegacySseTransport extends TransportBase implements Transport {
         ),
       );
       this.#life.abort();
+      this.#o.release?.();
     })();
     return this.#closing;
   }

@@ -323,7 +323,7 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   }
 
   close(_reason?: "failure"): Promise<void> {
-    this.#closing ??= this.#shutdown();
+    this.#closing ??= this.#shutdown().finally(() => this.#o.release?.());
     return this.#closing;
   }
 

@@ -120,6 +120,10 @@ export interface Loopback {
   openRequests(): number;
   /** Requests of this HTTP method, or (for POST) carrying this JSON-RPC method. */
   count(what: string): number;
+  /** Connections the server has accepted so far, and how many of them are still open. */
+  connections(): { accepted: number; open: number };
+  /** Resolves once every connection the server accepted has closed. */
+  allClosed(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -175,9 +179,15 @@ export async function loopback(handler: Handler, path = "/mcp"): Promise<Loopbac
       }
     });
   });
+  let accepted = 0;
+  const idle: (() => void)[] = [];
   server.on("connection", (s) => {
+    accepted++;
     sockets.add(s);
-    s.once("close", () => sockets.delete(s));
+    s.once("close", () => {
+      sockets.delete(s);
+      if (sockets.size === 0) for (const wake of idle.splice(0)) wake();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -187,6 +197,9 @@ export async function loopback(handler: Handler, path = "/mcp"): Promise<Loopbac
     origin,
     requests,
     openRequests: () => open,
+    connections: () => ({ accepted, open: sockets.size }),
+    allClosed: () =>
+      sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve)),
     count: (what) =>
       requests.filter((r) => r.rpcMethod === what || (r.rpcMethod === undefined && r.method === what)).length,
     close() {
