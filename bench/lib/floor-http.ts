@@ -1,6 +1,7 @@
-// The floor for §1 over HTTP: the exact requests a correct client needs for the era, sent with bare
-// fetch and no library (no validation, no timeouts, no optional GET stream). What the server and
-// the loopback cost on their own; no client can be faster than this against the same server.
+// The floor for §1 and §3 over HTTP: the exact requests a correct client needs for the era, sent
+// with no library (no validation, no timeouts, no optional GET stream) through the fetch it is
+// handed: the sections hand it the HTTP client ours uses by default (node-http.ts), so the floor
+// is what the server, the loopback and that client cost on their own.
 
 import type { BenchClient } from "./clients.ts";
 

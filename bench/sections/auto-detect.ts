@@ -10,7 +10,7 @@ import { type Fleet, httpServer } from "../lib/fleet.ts";
 import { interleave } from "../lib/interleave.ts";
 import type { Row } from "../lib/report.ts";
 import { summarize } from "../lib/stats.ts";
-import { type EstablishSample, timedEstablish, wireOf } from "./establish.ts";
+import { type EstablishSample, timedEstablish, viaBuiltIn, wireOf } from "./establish.ts";
 
 /** Extra time beyond this could only be a timer (our shortest named wait is 500 ms). */
 const NO_TIMER_MS = 100;
@@ -33,11 +33,11 @@ export async function autoDetectSection(fleet: Fleet, cfg: AutoDetectConfig): Pr
   const r = await interleave(
     {
       named: () =>
-        timedEstablish((fetch) => ours(target, { transport: "sse", eraHints: false, deps: { fetch } })),
+        viaBuiltIn((fetch) => ours(target, { transport: "sse", eraHints: false, deps: { fetch } })),
       cold: () =>
-        timedEstablish((fetch) => ours(target, { transport: "auto", eraHints: false, deps: { fetch } })),
+        viaBuiltIn((fetch) => ours(target, { transport: "auto", eraHints: false, deps: { fetch } })),
       warm: () =>
-        timedEstablish((fetch) => ours(target, { transport: "auto", eraHints: hints, deps: { fetch } })),
+        viaBuiltIn((fetch) => ours(target, { transport: "auto", eraHints: hints, deps: { fetch } })),
       v1Named: () => timedEstablish((fetch) => officialV1(target, { fetch })),
       v1Fallback: () => timedEstablish((fetch) => officialV1Fallback(target.url, { fetch })),
     },

@@ -3,6 +3,7 @@
 
 import type { DiscoverResult } from "@modelcontextprotocol/client";
 import { MemoryEraHints } from "../../src/protocol/era-hints.ts";
+import { NodeHttp } from "../../src/transport/node-http.ts";
 import {
   type BenchClient,
   type HttpTarget,
@@ -30,17 +31,35 @@ export interface EstablishSample {
 /** Connects, lists the tools, and stops the clock; closing is not timed. */
 export async function timedEstablish(
   make: (fetch: typeof globalThis.fetch) => Promise<BenchClient>,
+  inner: typeof globalThis.fetch = fetch,
 ): Promise<EstablishSample> {
   const wire = newWireCount();
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const client = await make(countingFetch(wire));
+  const client = await make(countingFetch(wire, inner));
   await client.listTools();
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   const snapshot = { ...wire, methods: [...wire.methods] };
   await client.close();
   return { ms, cpuMs: (used.user + used.system) / 1000, wire: snapshot };
+}
+
+/**
+ * timedEstablish over the HTTP client ours uses by default on Node (node-http.ts), each request
+ * counted on its way in: ours, and the no-library floor beside it, run on the same HTTP client,
+ * while the official clients run on theirs (the platform's fetch). The pool is released after the
+ * client closes, as a transport releases its own.
+ */
+export async function viaBuiltIn(
+  make: (fetch: typeof globalThis.fetch) => Promise<BenchClient>,
+): Promise<EstablishSample> {
+  const pool = new NodeHttp();
+  try {
+    return await timedEstablish(make, pool.fetch);
+  } finally {
+    pool.close();
+  }
 }
 
 /** The wire count the samples agree on (they should all agree; a spread is shown as such). */
@@ -134,12 +153,12 @@ export async function establishSection(fleet: Fleet, cfg: EstablishConfig): Prom
     const hints = new MemoryEraHints();
     const r = await interleave(
       {
-        oursCold: () => timedEstablish((fetch) => ours(target, { eraHints: false, deps: { fetch } })),
-        oursWarm: () => timedEstablish((fetch) => ours(target, { eraHints: hints, deps: { fetch } })),
+        oursCold: () => viaBuiltIn((fetch) => ours(target, { eraHints: false, deps: { fetch } })),
+        oursWarm: () => viaBuiltIn((fetch) => ours(target, { eraHints: hints, deps: { fetch } })),
         v2Auto: () => timedEstablish((fetch) => officialV2(target, { fetch })),
         v2Prior: () => timedEstablish((fetch) => officialV2(target, { fetch, prior: { kind: "legacy" } })),
         v1: () => timedEstablish((fetch) => officialV1(target, { fetch })),
-        floor: () => timedEstablish((fetch) => floorLegacyStreamable(target.url, fetch)),
+        floor: () => viaBuiltIn((fetch) => floorLegacyStreamable(target.url, fetch)),
       },
       { warmup: cfg.warmup, runs: cfg.httpRuns },
     );
@@ -171,13 +190,13 @@ export async function establishSection(fleet: Fleet, cfg: EstablishConfig): Prom
     const discover = await storedDiscover(target);
     const r = await interleave(
       {
-        oursCold: () => timedEstablish((fetch) => ours(target, { eraHints: false, deps: { fetch } })),
-        oursWarm: () => timedEstablish((fetch) => ours(target, { eraHints: hints, deps: { fetch } })),
+        oursCold: () => viaBuiltIn((fetch) => ours(target, { eraHints: false, deps: { fetch } })),
+        oursWarm: () => viaBuiltIn((fetch) => ours(target, { eraHints: hints, deps: { fetch } })),
         v2Auto: () => timedEstablish((fetch) => officialV2(target, { fetch })),
         v2Prior: () =>
           timedEstablish((fetch) => officialV2(target, { fetch, prior: { kind: "modern", discover } })),
-        floor: () => timedEstablish((fetch) => floorModern(target.url, fetch)),
-        floorWarm: () => timedEstablish((fetch) => floorModern(target.url, fetch, { known: true })),
+        floor: () => viaBuiltIn((fetch) => floorModern(target.url, fetch)),
+        floorWarm: () => viaBuiltIn((fetch) => floorModern(target.url, fetch, { known: true })),
       },
       { warmup: cfg.warmup, runs: cfg.httpRuns },
     );
@@ -212,7 +231,7 @@ export async function establishSection(fleet: Fleet, cfg: EstablishConfig): Prom
     const r = await interleave(
       {
         ours: () =>
-          timedEstablish((fetch) => ours(target, { transport: "sse", eraHints: false, deps: { fetch } })),
+          viaBuiltIn((fetch) => ours(target, { transport: "sse", eraHints: false, deps: { fetch } })),
         v2: () => timedEstablish((fetch) => officialV2(target, { fetch, negotiation: "legacy" })),
         v1: () => timedEstablish((fetch) => officialV1(target, { fetch })),
       },

@@ -1,6 +1,7 @@
 // §3 Call throughput on one established connection: sequential calls, and 32 callers at once,
 // ours against the official clients, over Streamable HTTP (2025-11-25, JSON replies) and stdio.
 
+import { NodeHttp } from "../../src/transport/node-http.ts";
 import { type BenchClient, officialV1, officialV2, ours, type Target } from "../lib/clients.ts";
 import { type Fleet, httpServer, stdioServer } from "../lib/fleet.ts";
 import { floorLegacyStreamable } from "../lib/floor-http.ts";
@@ -59,7 +60,12 @@ export async function throughputSection(fleet: Fleet, cfg: ThroughputConfig): Pr
     {
       label: "Streamable HTTP 2025-11-25 JSON",
       target: { kind: "http", url: json.url, transport: "streamable-http" },
-      floor: () => floorLegacyStreamable(json.url),
+      // Over the HTTP client ours uses by default (node-http.ts), its pool released with the client.
+      floor: async () => {
+        const pool = new NodeHttp();
+        const floor = await floorLegacyStreamable(json.url, pool.fetch);
+        return { ...floor, close: () => floor.close().finally(() => pool.close()) };
+      },
     },
     {
       label: "stdio legacy 2025-11-25",

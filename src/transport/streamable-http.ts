@@ -83,7 +83,12 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   }
 
   opened(): void {
-    if (this.#era === "legacy" && this.#o.listen && !this.closure) void this.#listen();
+    if (this.#era !== "legacy" || !this.#o.listen || this.closure) return;
+    // On the next turn of the event loop: the stream is optional and in the background, so
+    // connect() hands over the client first instead of spending the setup of a request on it.
+    setImmediate(() => {
+      if (!this.closure) void this.#listen();
+    });
   }
 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
