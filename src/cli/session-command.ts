@@ -121,6 +121,18 @@ export interface SessionCommand {
   stdio: boolean;
 }
 
+/**
+ * How to run this same CLI again with `args`: the runtime, its flags and the script; or, for a
+ * single compiled binary (bun build --compile), whose script lives inside the binary under a
+ * virtual path no other process can open, the binary alone.
+ */
+export function selfInvocation(args: string[]): { command: string; args: string[] } {
+  const script = process.argv[1] ?? "";
+  const embedded = script.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(script);
+  if (embedded) return { command: process.execPath, args };
+  return { command: process.execPath, args: [...process.execArgv, script, ...args] };
+}
+
 /** `tether session start|list|stop|daemon`. Returns the exit status. */
 export async function runSession(c: SessionCommand): Promise<number> {
   const [sub, ...rest] = c.positionals;
@@ -149,11 +161,7 @@ export async function runSession(c: SessionCommand): Promise<number> {
       const spec = specOf(options, c.io.env, c.fresh);
       const link = await SessionLink.ensure(
         place,
-        {
-          command: process.execPath,
-          args: [...process.execArgv, process.argv[1] ?? "", "session", "daemon"],
-          env: c.io.env,
-        },
+        { ...selfInvocation(["session", "daemon"]), env: c.io.env },
         options.signal,
       );
       try {

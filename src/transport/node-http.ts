@@ -21,7 +21,7 @@
  * - Cancelling a body that has fully arrived lets its socket go back to the pool; cancelling one
  *   still arriving destroys its socket.
  */
-import { Agent, type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
+import type { Agent, ClientRequest, request as httpRequest, IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import type { FetchFn } from "../options/deps.ts";
 
@@ -31,6 +31,15 @@ import type { FetchFn } from "../options/deps.ts";
  * server is about to close.
  */
 export const IDLE_SOCKET_MS = 4_000;
+
+type HttpModule = typeof import("node:http");
+let httpModule: HttpModule | undefined;
+
+/** node:http, loaded by the first request: a stdio command never pays for it. */
+async function loadHttp(): Promise<HttpModule> {
+  httpModule ??= await import("node:http");
+  return httpModule;
+}
 
 /** Header look-ups over node's lower-cased header object. */
 class ResponseHeaders {
@@ -206,8 +215,9 @@ export class NodeHttp {
       send = https.request as unknown as typeof httpRequest;
       agent = this.#https as unknown as Agent;
     } else if (url.protocol === "http:") {
-      send = httpRequest;
-      this.#http ??= new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+      const http = await loadHttp();
+      send = http.request;
+      this.#http ??= new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
       agent = this.#http;
     } else throw new TypeError(`cannot request a ${url.protocol} URL`);
     if (this.#closed) throw new TypeError("the HTTP pool is closed");
