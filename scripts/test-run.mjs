@@ -76,7 +76,28 @@ const keepMetaUrl = {
 // over plain HTTP or to child processes, never through TLS, so no test process needs the bundle.
 delete process.env.NODE_EXTRA_CA_CERTS;
 
+// The checks need nothing of what follows: they start first and fill the cores while it is built.
+const running = new Set();
+const checkRuns = checks.map(runCheck);
+let testing = false;
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    for (const c of running) c.kill(sig);
+    // Once the tests run, their runner ends on the signal and this script reports; before that
+    // there is nothing to wait for.
+    if (!testing) process.exit(1);
+  });
+}
+// A build that fails ends the run; the checks already started end with it.
+process.on("exit", () => {
+  for (const c of running) c.kill("SIGTERM");
+});
+
 await rm(outdir, { recursive: true, force: true });
+// The example servers and server-everything, one file each, for examples/fleet.mjs to start; built
+// beside the tests' own bundle.
+const servers = resolve(outdir, "servers");
+const serversBuilt = bundleServers(servers);
 await build({
   entryPoints: entries.map((e) => resolve(root, e)),
   outdir,
@@ -115,13 +136,8 @@ function runCheck(name) {
   });
 }
 
-// The example servers and server-everything, one file each, for examples/fleet.mjs to start.
-const servers = resolve(outdir, "servers");
-await bundleServers(servers);
+await serversBuilt;
 process.env.TETHER_FLEET_BUNDLES = servers;
-
-const running = new Set();
-const checkRuns = checks.map(runCheck);
 
 const bundles = entries.map((e) => relative(root, resolve(outdir, e)).replace(/\.[cm]?ts$/, ".js"));
 const reporter = resolve(root, "test/helpers/matrix-reporter.mjs");
@@ -141,11 +157,7 @@ const tests = spawn(
   { cwd: root, stdio: "inherit" },
 );
 running.add(tests);
-for (const sig of ["SIGINT", "SIGTERM"]) {
-  process.on(sig, () => {
-    for (const c of running) c.kill(sig);
-  });
-}
+testing = true;
 const testsOk = await new Promise((done) => tests.on("exit", (code) => done(code === 0)));
 let ok = testsOk;
 for (const r of await Promise.all(checkRuns)) {

@@ -4,7 +4,7 @@
 // call pays all of it. Node's own boot (`node -e 0`) and `tether --help` (boot plus the CLI's module
 // graph) are measured beside them: what a session call costs beyond them is the session's own.
 
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,8 @@ const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url)
 const BIN = process.env.TETHER_BENCH_CLI ?? root("dist/tether.mjs");
 const SERVER = root("examples/servers/legacy-stdio.mjs");
 const FLOOR = root("bench/scripts/session-floor.mjs");
+/** Bun, from the project's dev dependencies: the same CLI and floor under the other runtime. */
+const BUN = root("node_modules/.bin/bun");
 
 export interface SessionsConfig {
   runs: number;
@@ -65,6 +67,21 @@ export async function sessionsSection(cfg: SessionsConfig): Promise<Row[]> {
       cliBoot.push((await timeProcess(node, [BIN, "--help"])).ms);
       bare.push(checked(await timeProcess(node, [FLOOR, "bench"], { env }), "session floor").ms);
     }
+    // The same session call, floor and boot under Bun (the CLI runs there unchanged), alternated.
+    const bunCall: number[] = [];
+    const bunFloor: number[] = [];
+    const bunBoot: number[] = [];
+    const bun = existsSync(BUN);
+    for (let i = 0; bun && i < cfg.runs; i++) {
+      bunBoot.push((await timeProcess(BUN, ["-e", "0"])).ms);
+      bunCall.push(
+        checked(
+          await timeProcess(BUN, [BIN, "call", "@bench", "echo", "message=hi"], { env }),
+          "bun session call",
+        ).ms,
+      );
+      bunFloor.push(checked(await timeProcess(BUN, [FLOOR, "bench"], { env }), "bun session floor").ms);
+    }
     const ours = summarize(session);
     const theirs = summarize(oneShot);
     const floor = summarize(bare);
@@ -84,6 +101,21 @@ export async function sessionsSection(cfg: SessionsConfig): Promise<Row[]> {
         target: { text: "session ≤ 40 ms", met: ours.median <= 40 },
         note: `a one-shot call takes ${(theirs.median / ours.median).toFixed(1)}× as long; ours ÷ floor ${(ours.median / floor.median).toFixed(2)}× (the floor is a bare script on the session socket); node -e 0 median ${nodeBoot.median.toFixed(0)} ms, tether --help ${version.median.toFixed(0)} ms`,
       },
+      ...(bun
+        ? [
+            {
+              section: "6",
+              case: `tether call @NAME echo under Bun, ${cfg.runs} sequential (session)`,
+              unit: "ms",
+              ours: summarize(bunCall),
+              official: { label: "the same command under Node", summary: ours },
+              floor: summarize(bunFloor),
+              ratio: summarize(bunCall).median / ours.median,
+              target: { text: "session ≤ 40 ms", met: summarize(bunCall).median <= 40 },
+              note: `ours ÷ floor ${(summarize(bunCall).median / summarize(bunFloor).median).toFixed(2)}× (the floor script under Bun); bun -e 0 median ${summarize(bunBoot).median.toFixed(0)} ms`,
+            } satisfies Row,
+          ]
+        : []),
     ];
   } finally {
     await timeProcess(node, [BIN, "session", "stop", "bench"], { env }).catch(() => undefined);
