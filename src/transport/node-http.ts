@@ -211,13 +211,13 @@ export class NodeHttp {
     let agent: Agent;
     if (url.protocol === "https:") {
       const https = await import("node:https");
-      this.#https ??= new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+      this.#https ??= guarded(new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }));
       send = https.request as unknown as typeof httpRequest;
       agent = this.#https as unknown as Agent;
     } else if (url.protocol === "http:") {
       const http = await loadHttp();
       send = http.request;
-      this.#http ??= new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+      this.#http ??= guarded(new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }));
       agent = this.#http;
     } else throw new TypeError(`cannot request a ${url.protocol} URL`);
     if (this.#closed) throw new TypeError("the HTTP pool is closed");
@@ -225,7 +225,9 @@ export class NodeHttp {
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       let req: ClientRequest;
       try {
-        req = send(url, { method: (init.method ?? "GET").toUpperCase(), headers, agent, signal });
+        // The signal may have fired while the modules loaded.
+        signal?.throwIfAborted();
+        req = send(url, { method: (init.method ?? "GET").toUpperCase(), headers, agent });
       } catch (error) {
         // Invalid header names or values are refused here, before anything is sent.
         reject(error);
@@ -235,6 +237,15 @@ export class NodeHttp {
       // Stays attached for the request's life: a failure after the response (the socket reset
       // mid-body) reaches the body's reader, never the process as an unhandled 'error'.
       req.on("error", reject);
+      // The signal is ours to watch, not node's: given to http.request it is also handed to the
+      // socket the agent creates for it, and that socket outlives the request in the pool, so an
+      // abort long after would destroy whichever request uses the socket then, or a socket
+      // between two requests, where nothing listens for its error.
+      if (signal) {
+        const onAbort = () => req.destroy(abortError());
+        signal.addEventListener("abort", onAbort, { once: true });
+        req.once("close", () => signal.removeEventListener("abort", onAbort));
+      }
       req.end(body ?? undefined);
     });
     // The same for the response: a reset mid-body is seen by whoever reads it, and by no one else.
@@ -242,6 +253,31 @@ export class NodeHttp {
     const stream = await decoded(res);
     return new NodeResponse(res, url, stream) as unknown as Response;
   }
+}
+
+/**
+ * Every socket the agent creates gets an 'error' listener of its own, for the moments node's HTTP
+ * client leaves it without one: between the agent handing a pooled socket to a request and the
+ * request taking it (a turn of the event loop), and between a response ending and the socket
+ * returning to the pool. A request destroyed in such a moment (its signal fired) destroys the
+ * socket with an error that would otherwise end the process. Whoever owns the socket then still
+ * sees the failure through its own listeners; this one only keeps it from being unhandled.
+ */
+function guarded<A extends Agent | import("node:https").Agent>(agent: A): A {
+  const create = agent.createConnection.bind(agent) as (...args: unknown[]) => NodeJS.EventEmitter;
+  (agent as unknown as { createConnection: (...args: unknown[]) => unknown }).createConnection = (
+    ...args: unknown[]
+  ) => {
+    const socket = create(...args);
+    socket.on("error", () => {});
+    return socket;
+  };
+  return agent;
+}
+
+/** What an aborted request fails with; the callers look at their signal, not at this error. */
+function abortError(): Error {
+  return Object.assign(new Error("the request was aborted"), { name: "AbortError", code: "ABORT_ERR" });
 }
 
 /** Whether the built-in client applies: on Node, yes; on Bun the platform's fetch is its native one. */

@@ -184,6 +184,35 @@ describe("P5: what arrives through the built-in client is bounded", () => {
     pool.close();
   });
 
+  test("C5: a signal aborted after its request finished leaves the next request on that socket alone", async () => {
+    let release: (() => void) | undefined;
+    const server = await serve((rec, res) => {
+      if (rec.path === "/first") return void res.writeHead(200, { "content-type": "text/plain" }).end("done");
+      openEventStream(res);
+      res.write(": one\n\n");
+      release = () => res.write(": two\n\n");
+    });
+    const pool = new NodeHttp();
+    try {
+      const first = new AbortController();
+      const done = await pool.fetch(`${server.origin}/first`, { signal: first.signal });
+      assert.equal(await done.text(), "done");
+      // The socket goes back to the pool on the next turn; the stream below then reuses it.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const stream = await pool.fetch(`${server.origin}/stream`, {});
+      const reader = stream.body!.getReader();
+      assert.equal((await reader.read()).done, false);
+      assert.equal(server.connections().accepted, 1, "the stream reused the first request's socket");
+      first.abort(new Error("the first caller gave up, long after its answer"));
+      release!();
+      const next = await reader.read();
+      assert.equal(next.done, false, "the stream goes on");
+      assert.match(new TextDecoder().decode(next.value), /two/);
+    } finally {
+      pool.close();
+    }
+  });
+
   test("S4: a header value that would split the request is refused before anything is sent", async () => {
     const server = await serve(legacyHttp());
     const pool = new NodeHttp();
