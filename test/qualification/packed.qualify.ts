@@ -4,6 +4,8 @@
 // which prepares QUALIFY_APP (the install), QUALIFY_BUN and QUALIFY_BINARY.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import {
@@ -387,6 +389,24 @@ describe("Q1: qualification from the packed package, the same under Node, Bun an
         );
         assert.equal(r.code, 6);
         assert.equal(record(r).code, "unauthorized");
+      });
+
+      test("K3: a session starts, carries a call and stops", async () => {
+        // A runtime folder of its own: its own session process, which ends with the session.
+        const env = { XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), "tether-qualify-run-")) };
+        try {
+          const started = await cli(runtime, ["session", "start", "q", "--", stdio.command, ...stdio.args], {
+            env,
+          });
+          assert.equal(started.code, 0, started.stderr);
+          const call = await cli(runtime, ["call", "@q", "echo", "text=hi"], { env });
+          assert.equal(call.code, 0, call.stderr);
+          const stopped = await cli(runtime, ["session", "stop", "q"], { env });
+          assert.equal(stopped.code, 0, stopped.stderr);
+        } finally {
+          await cli(runtime, ["session", "stop", "q"], { env });
+          rmSync(env.XDG_RUNTIME_DIR, { recursive: true, force: true });
+        }
       });
 
       test("forbidden replay", async () => {
