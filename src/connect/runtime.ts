@@ -29,7 +29,7 @@ export async function buildRuntime(options: ResolvedOptions): Promise<Runtime> {
       Authorizer && options.auth && t.kind === "http"
         ? new Authorizer(options.auth, {
             server: t.url,
-            fetch: options.fetch,
+            fetch: options.fetch ?? globalThis.fetch,
             redactor,
             maxResponseBytes: options.discovery.maxResponseBytes,
             timeoutMs: options.discovery.timeoutMs,

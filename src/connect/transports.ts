@@ -20,10 +20,10 @@ export type HttpTarget = Extract<ResolvedTarget, { kind: "http" }>;
  * transport releases when it closes; on Bun the platform's.
  */
 function httpFetch(rt: Runtime): { fetch: FetchFn; release?: () => void } {
-  const { callerFetch } = rt.options;
+  const caller = rt.options.fetch;
   let base: FetchFn;
   let release: (() => void) | undefined;
-  if (callerFetch) base = callerFetch;
+  if (caller) base = caller;
   else if (nativeFetchPreferred()) base = globalThis.fetch;
   else {
     const pool = new NodeHttp();

@@ -75,13 +75,11 @@ export interface ResolvedOptions {
   secrets: readonly string[];
   /** The caller's event listener, if any. */
   onEvent: ((event: LifecycleEvent) => void) | undefined;
-  /** The fetch for OAuth's requests: the caller's, or the platform's. */
-  fetch: FetchFn;
   /**
-   * The caller's own fetch (`deps.fetch`), which the MCP transports then use too; without one they
-   * use the built-in client of transport/node-http.ts on Node.
+   * The caller's own fetch (`deps.fetch`), for every HTTP request; without one, OAuth uses the
+   * platform's and the MCP transports the built-in client of transport/node-http.ts on Node.
    */
-  callerFetch: FetchFn | undefined;
+  fetch: FetchFn | undefined;
   spawn: SpawnFn;
   clock: Clock;
 }
@@ -296,8 +294,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     auth: t.kind === "http" ? auth : undefined,
     secrets,
     onEvent: o.onEvent,
-    fetch: o.deps?.fetch ?? globalThis.fetch,
-    callerFetch: o.deps?.fetch,
+    fetch: o.deps?.fetch,
     spawn: o.deps?.spawn ?? spawn,
     clock: o.deps?.clock ?? realClock,
   };

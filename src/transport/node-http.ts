@@ -52,15 +52,6 @@ class ResponseHeaders {
     if (v === undefined) return null;
     return Array.isArray(v) ? v.join(", ") : v;
   }
-  has(name: string): boolean {
-    return this.#raw[name.toLowerCase()] !== undefined;
-  }
-  forEach(fn: (value: string, name: string) => void): void {
-    for (const name of Object.keys(this.#raw)) fn(this.get(name)!, name);
-  }
-  *entries(): IterableIterator<[string, string]> {
-    for (const name of Object.keys(this.#raw)) yield [name, this.get(name)!];
-  }
 }
 
 /** A response body read chunk by chunk, in the reader shape the transports use. */
@@ -100,27 +91,24 @@ class ResponseBody {
   }
 }
 
-/** The part of fetch's Response the transports read. */
+/** The part of fetch's Response the transports (and the authorizer wrapping them) read. */
 class NodeResponse {
   readonly status: number;
-  readonly statusText: string;
   readonly ok: boolean;
   readonly redirected = false;
-  readonly type = "basic";
   readonly url: string;
   readonly headers: ResponseHeaders;
   readonly body: ResponseBody;
 
   constructor(res: IncomingMessage, url: URL, stream: Readable) {
     this.status = res.statusCode ?? 0;
-    this.statusText = res.statusMessage ?? "";
     this.ok = this.status >= 200 && this.status <= 299;
     this.url = url.href;
     this.headers = new ResponseHeaders(res.headers);
     this.body = new ResponseBody(res, stream);
   }
 
-  /** The whole body, unbounded: for callers outside the transports (which read under a ceiling). */
+  /** The whole body, unbounded: for the bench's no-library floor (the transports read under a ceiling). */
   async arrayBuffer(): Promise<ArrayBuffer> {
     const reader = this.body.getReader();
     const parts: Uint8Array[] = [];
@@ -131,10 +119,6 @@ class NodeResponse {
 
   async text(): Promise<string> {
     return new TextDecoder().decode(await this.arrayBuffer());
-  }
-
-  async json(): Promise<unknown> {
-    return JSON.parse(await this.text());
   }
 }
 
@@ -225,9 +209,8 @@ export class NodeHttp {
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       let req: ClientRequest;
       try {
-        // The signal may have fired while the modules loaded.
-        signal?.throwIfAborted();
-        req = send(url, { method: (init.method ?? "GET").toUpperCase(), headers, agent });
+        // Node destroys the request when the signal fires, and at once if it already has.
+        req = send(url, { method: (init.method ?? "GET").toUpperCase(), headers, agent, signal });
       } catch (error) {
         // Invalid header names or values are refused here, before anything is sent.
         reject(error);
@@ -237,15 +220,6 @@ export class NodeHttp {
       // Stays attached for the request's life: a failure after the response (the socket reset
       // mid-body) reaches the body's reader, never the process as an unhandled 'error'.
       req.on("error", reject);
-      // The signal is ours to watch, not node's: given to http.request it is also handed to the
-      // socket the agent creates for it, and that socket outlives the request in the pool, so an
-      // abort long after would destroy whichever request uses the socket then, or a socket
-      // between two requests, where nothing listens for its error.
-      if (signal) {
-        const onAbort = () => req.destroy(abortError());
-        signal.addEventListener("abort", onAbort, { once: true });
-        req.once("close", () => signal.removeEventListener("abort", onAbort));
-      }
       req.end(body ?? undefined);
     });
     // The same for the response: a reset mid-body is seen by whoever reads it, and by no one else.
@@ -273,11 +247,6 @@ function guarded<A extends Agent | import("node:https").Agent>(agent: A): A {
     return socket;
   };
   return agent;
-}
-
-/** What an aborted request fails with; the callers look at their signal, not at this error. */
-function abortError(): Error {
-  return Object.assign(new Error("the request was aborted"), { name: "AbortError", code: "ABORT_ERR" });
 }
 
 /** Whether the built-in client applies: on Node, yes; on Bun the platform's fetch is its native one. */
