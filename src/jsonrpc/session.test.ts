@@ -34,6 +34,22 @@ class FakeTransport extends TransportBase {
 const options = { redactor: new Redactor(), maxFrameBytes: 1 << 20 };
 const never = () => new AbortController().signal;
 
+/** An open session over `t`, and a tools/call on it bounded by a Cancellation that asks for a notice. */
+function cancellableCall(t: FakeTransport) {
+  const s = new Session(t, options);
+  s.markOpen();
+  const cancellation = new Cancellation();
+  const pending = s.request("tools/call", undefined, {
+    signal: cancellation,
+    maxBytes: 100,
+    cancelOnAbort: true,
+  });
+  return { s, cancellation, pending };
+}
+
+/** What the transport was handed, by JSON-RPC method ("reply" for an answer of ours). */
+const sentMethods = (t: FakeTransport) => t.sent.map((m) => ("method" in m ? m.method : "reply"));
+
 test("C1: a session goes connecting → open → closing → closed, and closed is terminal", async () => {
   const t = new FakeTransport();
   const s = new Session(t, options);
@@ -86,35 +102,18 @@ class RecordingTransport extends FakeTransport {
 
 test("S7, P7: a request bounded by a cancellation rejects with its reason and tells the server, without an AbortSignal", async () => {
   const t = new RecordingTransport();
-  const s = new Session(t, options);
-  s.markOpen();
-  const cancellation = new Cancellation();
-  const pending = s.request("tools/call", undefined, {
-    signal: cancellation,
-    maxBytes: 100,
-    cancelOnAbort: true,
-  });
+  const { s, cancellation, pending } = cancellableCall(t);
   assert.equal(t.contexts[0]?.cancel, cancellation, "the transport can watch it as it is");
   const reason = new Interrupt("caller", "cancelled");
   cancellation.abort(reason);
   await assert.rejects(pending, (e) => e === reason);
   await s.close();
-  assert.deepEqual(
-    t.sent.map((m) => ("method" in m ? m.method : "reply")),
-    ["tools/call", "notifications/cancelled"],
-  );
+  assert.deepEqual(sentMethods(t), ["tools/call", "notifications/cancelled"]);
 });
 
 test("S7: a request answered before its cancellation aborts sends no cancellation notice", async () => {
   const t = new FakeTransport();
-  const s = new Session(t, options);
-  s.markOpen();
-  const cancellation = new Cancellation();
-  const pending = s.request("tools/call", undefined, {
-    signal: cancellation,
-    maxBytes: 100,
-    cancelOnAbort: true,
-  });
+  const { s, cancellation, pending } = cancellableCall(t);
   t.reply({ jsonrpc: "2.0", id: 1, result: { ok: true } });
   assert.deepEqual((await pending).result, { ok: true });
   // The settled request stopped watching: a later abort (the call's clock firing late) is silent.
@@ -122,27 +121,14 @@ test("S7: a request answered before its cancellation aborts sends no cancellatio
   const later = s.request("ping", undefined, { signal: never(), maxBytes: 100, cancelOnAbort: false });
   t.reply({ jsonrpc: "2.0", id: 2, result: {} });
   await later;
-  assert.deepEqual(
-    t.sent.map((m) => ("method" in m ? m.method : "reply")),
-    ["tools/call", "ping"],
-  );
+  assert.deepEqual(sentMethods(t), ["tools/call", "ping"]);
 });
 
 test("C2: closing settles a request bounded by a cancellation with the closure error, and stops watching it", async () => {
   const t = new FakeTransport();
-  const s = new Session(t, options);
-  s.markOpen();
-  const cancellation = new Cancellation();
-  const pending = s.request("tools/call", undefined, {
-    signal: cancellation,
-    maxBytes: 100,
-    cancelOnAbort: true,
-  });
+  const { s, cancellation, pending } = cancellableCall(t);
   void s.close();
   await assert.rejects(pending, (e) => e instanceof TetherError && e.closure === "closed_by_client");
   cancellation.abort(new Interrupt("caller", "cancelled"));
-  assert.deepEqual(
-    t.sent.map((m) => ("method" in m ? m.method : "reply")),
-    ["tools/call"],
-  );
+  assert.deepEqual(sentMethods(t), ["tools/call"]);
 });
