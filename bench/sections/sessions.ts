@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ProcessRun, timeProcess } from "../lib/processes.ts";
 import type { Row } from "../lib/report.ts";
-import { summarize } from "../lib/stats.ts";
+import { type Summary, summarize } from "../lib/stats.ts";
 
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const BIN = process.env.TETHER_BENCH_CLI ?? root("dist/tether.mjs");
@@ -101,24 +101,25 @@ export async function sessionsSection(cfg: SessionsConfig): Promise<Row[]> {
         target: { text: "session ≤ 40 ms", met: ours.median <= 40 },
         note: `a one-shot call takes ${(theirs.median / ours.median).toFixed(1)}× as long; ours ÷ floor ${(ours.median / floor.median).toFixed(2)}× (the floor is a bare script on the session socket); node -e 0 median ${nodeBoot.median.toFixed(0)} ms, tether --help ${version.median.toFixed(0)} ms`,
       },
-      ...(bun
-        ? [
-            {
-              section: "6",
-              case: `tether call @NAME echo under Bun, ${cfg.runs} sequential (session)`,
-              unit: "ms",
-              ours: summarize(bunCall),
-              official: { label: "the same command under Node", summary: ours },
-              floor: summarize(bunFloor),
-              ratio: summarize(bunCall).median / ours.median,
-              target: { text: "session ≤ 40 ms", met: summarize(bunCall).median <= 40 },
-              note: `ours ÷ floor ${(summarize(bunCall).median / summarize(bunFloor).median).toFixed(2)}× (the floor script under Bun); bun -e 0 median ${summarize(bunBoot).median.toFixed(0)} ms`,
-            } satisfies Row,
-          ]
-        : []),
+      ...(bun ? [bunRow(cfg.runs, summarize(bunCall), summarize(bunFloor), summarize(bunBoot), ours)] : []),
     ];
   } finally {
     await timeProcess(node, [BIN, "session", "stop", "bench"], { env }).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** §6 under Bun: the session call beside the same command under Node, with Bun's floor and boot. */
+function bunRow(runs: number, call: Summary, floor: Summary, boot: Summary, node: Summary): Row {
+  return {
+    section: "6",
+    case: `tether call @NAME echo under Bun, ${runs} sequential (session)`,
+    unit: "ms",
+    ours: call,
+    official: { label: "the same command under Node", summary: node },
+    floor,
+    ratio: call.median / node.median,
+    target: { text: "session ≤ 40 ms", met: call.median <= 40 },
+    note: `ours ÷ floor ${(call.median / floor.median).toFixed(2)}× (the floor script under Bun); bun -e 0 median ${boot.median.toFixed(0)} ms`,
+  };
 }
