@@ -116,7 +116,10 @@ export function asTransportError(
     : e;
 }
 
-/** Releases a response body we will not read. */
-export function discard(response: Response): void {
-  response.body?.cancel().catch(() => {});
+/**
+ * Releases a response body we will not read. The promise (which never rejects) settles when the
+ * body is released: awaiting it before the next request lets that request reuse the connection.
+ */
+export function discard(response: Response): Promise<void> {
+  return response.body ? response.body.cancel().catch(() => {}) : Promise.resolve();
 }

@@ -174,7 +174,8 @@ export class LegacySseTransport extends TransportBase implements Transport {
         { stage: "http_request", phase: "call", redactor: this.#o.redactor },
       );
       if (!response.ok) throw await rejectionOf(response, controller.signal);
-      discard(response);
+      // Awaited, so that the next POST finds this connection free rather than opening another.
+      await discard(response);
     } finally {
       ctx.signal.removeEventListener("abort", onAbort);
       this.#life.signal.removeEventListener("abort", lifeAbort);

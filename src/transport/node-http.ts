@@ -18,8 +18,8 @@
  * - A URL carrying credentials is refused, as fetch refuses it: credentials travel in headers.
  * - Bodies are strings (every MCP message is one) or absent.
  * - The signal aborts the request and its response body alike.
- * - Cancelling a body that has fully arrived lets its socket go back to the pool; cancelling one
- *   still arriving destroys its socket.
+ * - Cancelling a body that has fully arrived lets its socket go back to the pool, and resolves
+ *   once it is back; cancelling one still arriving destroys its socket.
  */
 import type { Agent, ClientRequest, request as httpRequest, IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
@@ -80,13 +80,22 @@ class ResponseBody {
 
   cancel(_reason?: unknown): Promise<void> {
     const res = this.#res;
-    // Fully arrived: drain what is buffered and the socket goes back to the pool. Otherwise the
-    // rest is not wanted, and the connection carrying it is closed.
-    if (res.complete && this.#stream === res) res.resume();
-    else {
-      if (this.#stream !== res) this.#stream.destroy();
-      res.destroy();
+    if (res.complete && this.#stream === res) {
+      // Fully arrived: what is buffered is drained and the socket goes back to the pool when the
+      // body ends. The promise waits for that end, so a request sent right after it (a
+      // notification's 202 and then the next request) finds the socket free instead of opening
+      // a connection of its own. Nothing is left to arrive, so the wait is a turn or two.
+      if (res.readableEnded || res.destroyed) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => resolve();
+        res.once("end", done);
+        res.once("close", done);
+        res.resume();
+      });
     }
+    // The rest is not wanted: the connection carrying it is closed.
+    if (this.#stream !== res) this.#stream.destroy();
+    res.destroy();
     return Promise.resolve();
   }
 }

@@ -135,7 +135,9 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         throw rejection;
       }
       if (!isRequest(message)) {
-        discard(response);
+        // Awaited: the next request (tools/list right after notifications/initialized) then
+        // finds this connection free rather than opening another.
+        await discard(response);
         return;
       }
       await this.#readReply(response, message.id, ctx.maxBytes, signal, where);

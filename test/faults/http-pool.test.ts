@@ -17,6 +17,7 @@ import {
   type Handler,
   type Loopback,
   legacyHttp,
+  legacySse,
   loopback,
   openEventStream,
   rpcResult,
@@ -33,8 +34,8 @@ after(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-async function serve(handler: Handler): Promise<Loopback> {
-  const s = await loopback(handler);
+async function serve(handler: Handler, path?: string): Promise<Loopback> {
+  const s = await loopback(handler, path);
   servers.push(s);
   return s;
 }
@@ -86,6 +87,38 @@ describe("C5: the built-in client's connections belong to the transport", () => 
     // Destroyed by close() itself, not left to an idle timer.
     for (const s of sockets) assert.equal(s.destroyed, true, "a socket of ours outlived close()");
     await allClosed(server, "after close()");
+  });
+
+  test("C5: a request right after a notification's 202 reuses its connection", async () => {
+    // notifications/initialized is answered 202 and tools/list follows at once: the 202's
+    // connection must be back in the pool by then, or every establishment pays a second one.
+    const server = await serve(legacyHttp());
+    const client = await connect({ ...base, url: server.url, prefetchTools: true });
+    try {
+      assert.deepEqual(
+        server.requests.map((r) => r.rpcMethod ?? r.method),
+        ["server/discover", "initialize", "notifications/initialized", "tools/list"],
+      );
+      assert.equal(server.connections().accepted, 1, "the establishment's four POSTs share one connection");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("C5: over HTTP+SSE, a POST right after a 202 reuses its connection", async () => {
+    const server = await serve(legacySse({ kind: "working" }), "/sse");
+    const client = await connect({ ...base, url: server.url, transport: "sse" });
+    try {
+      // initialized was the last POST; this call follows it at once (its error reply is fine).
+      await client.callTool("echo", {}).catch(() => {});
+      assert.deepEqual(
+        server.requests.filter((r) => r.method === "POST").map((r) => r.rpcMethod),
+        ["initialize", "notifications/initialized", "tools/call"],
+      );
+      assert.equal(server.connections().accepted, 2, "one connection for the stream, one for every POST");
+    } finally {
+      await client.close();
+    }
   });
 
   test("C9: a failed connect leaves no connection open", async () => {
