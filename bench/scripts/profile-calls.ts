@@ -5,12 +5,14 @@
 //
 //   node --import tsx bench/scripts/profile-calls.ts [--client=ours|v1|v2|floor] [--transport=http|stdio]
 //        [--calls=3000] [--concurrency=1] [--out=FILE.cpuprofile] [--no-profile]
+//   The HTTP floor runs over the client ours uses on Node (node-http.ts), as the bench's does.
 
 import { setMaxListeners } from "node:events";
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { officialV1, officialV2, ours, type Target } from "../lib/clients.ts";
 import { httpServer, startFleet, stdioServer } from "../lib/fleet.ts";
+import { NodeHttp } from "../../src/transport/node-http.ts";
 import { floorLegacyStreamable } from "../lib/floor-http.ts";
 import { floorStdio } from "../lib/floor-stdio.ts";
 
@@ -43,7 +45,7 @@ try {
         ? await officialV2(target, { negotiation: "legacy" })
         : clientName === "floor"
           ? target.kind === "http"
-            ? await floorLegacyStreamable(target.url)
+            ? await floorLegacyStreamable(target.url, new NodeHttp().fetch)
             : await floorStdio(target.command, target.args)
           : await ours(target);
   const args = { message: "hello" };

@@ -2,6 +2,13 @@ import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { raceAbort } from "../lifecycle/abort.ts";
 
 /**
+ * Marks a body that ends by itself when a given signal aborts (the built-in HTTP client's: node
+ * destroys the request, and the body with it, so a pending read fails at once). boundedChunks,
+ * reading such a body under that same signal, need not race each read against it.
+ */
+export const endsWithSignal = Symbol("tether.endsWithSignal");
+
+/**
  * Raw byte accounting for everything that arrives. A chunk is checked against the ceiling before
  * it is accepted; once the ceiling is passed the budget is spent for good.
  */
@@ -41,16 +48,19 @@ export async function* boundedChunks(
   signal: AbortSignal,
 ): AsyncGenerator<Uint8Array, void, undefined> {
   const reader = body.getReader();
+  // A body of the built-in client that ends with this very signal fails its pending read by
+  // itself; any other (a caller's fetch) is raced against the signal and cancelled by it.
+  const watch = (body as { [endsWithSignal]?: AbortSignal })[endsWithSignal] !== signal;
   const onAbort = () => {
     reader.cancel(signal.reason).catch(() => {});
   };
-  signal.addEventListener("abort", onAbort, { once: true });
+  if (watch) signal.addEventListener("abort", onAbort, { once: true });
   let finished = false;
   try {
     while (true) {
       if (signal.aborted) throw signal.reason;
       // Raced against the signal: a body whose source ignores cancellation cannot hold the read.
-      const { done, value } = await raceAbort(reader.read(), signal);
+      const { done, value } = await (watch ? raceAbort(reader.read(), signal) : reader.read());
       if (signal.aborted) throw signal.reason;
       if (done) {
         finished = true;
@@ -63,7 +73,7 @@ export async function* boundedChunks(
     if (signal.aborted) throw signal.reason;
     throw error;
   } finally {
-    signal.removeEventListener("abort", onAbort);
+    if (watch) signal.removeEventListener("abort", onAbort);
     if (!finished) reader.cancel().catch(() => {});
     try {
       reader.releaseLock();

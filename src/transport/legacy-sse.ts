@@ -5,6 +5,7 @@ import type { TetherError } from "../errors/tether-error.ts";
 import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
+import { stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import { ByteBudget, boundedChunks } from "./byte-budget.ts";
 import {
   asTransportError,
@@ -31,15 +32,22 @@ export class LegacySseTransport extends TransportBase implements Transport {
   readonly mode = "sse" as const;
   readonly #o: LegacySseOptions;
   readonly #life = new AbortController();
+  /** The controller of every POST in flight, aborted by the transport's end (see streamable-http.ts). */
+  readonly #inflight = new Set<AbortController>();
   #endpoint: URL | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: LegacySseOptions) {
     super();
     this.#o = options;
-    // Every request in flight links to the transport's lifetime: as many listeners as requests,
-    // by design, so Node's leak warning (at 11) does not apply to this signal.
     setMaxListeners(0, this.#life.signal);
+    this.#life.signal.addEventListener(
+      "abort",
+      () => {
+        for (const request of this.#inflight) request.abort(this.#life.signal.reason);
+      },
+      { once: true },
+    );
   }
 
   /** Opens the stream and resolves when the `endpoint` event arrives; fails at once on anything else. */
@@ -155,13 +163,18 @@ export class LegacySseTransport extends TransportBase implements Transport {
     const endpoint = this.#endpoint;
     if (!endpoint)
       throw closedError({ stage: "sse_endpoint", phase: "discovery" }, "eof", "the stream is not open");
-    const onAbort = () => controller.abort(ctx.signal.reason);
+    // One controller for this POST, aborted by the message's cancellation or the transport's end.
     const controller = new AbortController();
-    const lifeAbort = () => controller.abort(this.#life.signal.reason);
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    this.#life.signal.addEventListener("abort", lifeAbort, { once: true });
+    const source = ctx.cancel ?? ctx.signal;
+    const onAbort = () => controller.abort(source.reason);
+    if (source.aborted) onAbort();
+    else if (this.#life.signal.aborted) controller.abort(this.#life.signal.reason);
+    else {
+      watchAbort(source, onAbort);
+      this.#inflight.add(controller);
+    }
     try {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (controller.signal.aborted) throw controller.signal.reason;
       const response = await fetchOrFail(
         this.#o.fetch,
         endpoint,
@@ -177,8 +190,8 @@ export class LegacySseTransport extends TransportBase implements Transport {
       // Awaited, so that the next POST finds this connection free rather than opening another.
       await discard(response);
     } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
-      this.#life.signal.removeEventListener("abort", lifeAbort);
+      stopWatching(source, onAbort);
+      this.#inflight.delete(controller);
     }
   }
 

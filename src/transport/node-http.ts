@@ -24,6 +24,7 @@
 import type { Agent, ClientRequest, request as httpRequest, IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import type { FetchFn } from "../options/deps.ts";
+import { endsWithSignal } from "./byte-budget.ts";
 
 /**
  * Idle keep-alive sockets are dropped after this long, or a second before the time a server
@@ -54,15 +55,21 @@ class ResponseHeaders {
   }
 }
 
-/** A response body read chunk by chunk, in the reader shape the transports use. */
+/**
+ * A response body read chunk by chunk, in the reader shape the transports use. It carries the
+ * signal its request was sent with ([endsWithSignal]): when that aborts, node destroys the request
+ * and this body with it, so a read pending on it fails at once.
+ */
 class ResponseBody {
   readonly #res: IncomingMessage;
   readonly #stream: Readable;
+  readonly [endsWithSignal]: AbortSignal | undefined;
   #iterator: AsyncIterator<Uint8Array> | undefined;
 
-  constructor(res: IncomingMessage, stream: Readable) {
+  constructor(res: IncomingMessage, stream: Readable, signal: AbortSignal | undefined) {
     this.#res = res;
     this.#stream = stream;
+    this[endsWithSignal] = signal;
   }
 
   getReader() {
@@ -109,12 +116,12 @@ class NodeResponse {
   readonly headers: ResponseHeaders;
   readonly body: ResponseBody;
 
-  constructor(res: IncomingMessage, url: URL, stream: Readable) {
+  constructor(res: IncomingMessage, url: URL, stream: Readable, signal: AbortSignal | undefined) {
     this.status = res.statusCode ?? 0;
     this.ok = this.status >= 200 && this.status <= 299;
     this.url = url.href;
     this.headers = new ResponseHeaders(res.headers);
-    this.body = new ResponseBody(res, stream);
+    this.body = new ResponseBody(res, stream, signal);
   }
 
   /** The whole body, unbounded: for the bench's no-library floor (the transports read under a ceiling). */
@@ -234,7 +241,9 @@ export class NodeHttp {
     // The same for the response: a reset mid-body is seen by whoever reads it, and by no one else.
     res.on("error", () => {});
     const stream = await decoded(res);
-    return new NodeResponse(res, url, stream) as unknown as Response;
+    // A decoder in between is not destroyed with the request in every case: only a plain body
+    // is said to end with the signal.
+    return new NodeResponse(res, url, stream, stream === res ? signal : undefined) as unknown as Response;
   }
 }
 

@@ -5,7 +5,8 @@ import { closedError, limitError, protocolError } from "../errors/failures.ts";
 import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { type DecodeResult, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
-import { linkSignals, sleep } from "../lifecycle/abort.ts";
+import { sleep } from "../lifecycle/abort.ts";
+import { stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
 import { BodyNotUtf8, ByteBudget, boundedChunks } from "./byte-budget.ts";
@@ -54,6 +55,12 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   readonly mode = "streamable-http" as const;
   readonly #o: StreamableHttpOptions;
   readonly #life = new AbortController();
+  /**
+   * The controller of every request in flight. The transport's end aborts them all, so a request
+   * adds no listener to the lifetime's signal, and a call's own cancellation reaches its request
+   * through the call's callbacks without making an AbortSignal for the call.
+   */
+  readonly #inflight = new Set<AbortController>();
   #sessionId: string | undefined;
   #versionHeader: string | undefined;
   #era: Era | undefined;
@@ -63,9 +70,16 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   constructor(options: StreamableHttpOptions) {
     super();
     this.#o = options;
-    // Every request in flight links to the transport's lifetime: as many listeners as requests,
-    // by design, so Node's leak warning (at 11) does not apply to this signal.
+    // The GET stream and the session's end listen to the lifetime, a listener each at most;
+    // requests in flight are reached through #inflight instead.
     setMaxListeners(0, this.#life.signal);
+    this.#life.signal.addEventListener(
+      "abort",
+      () => {
+        for (const request of this.#inflight) request.abort(this.#life.signal.reason);
+      },
+      { once: true },
+    );
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -93,8 +107,17 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
     if (this.closure) throw this.closure;
-    const linked = linkSignals(ctx.signal, this.#life.signal);
-    const signal = linked.signal;
+    // One controller for this request, aborted by the call's cancellation or the transport's end.
+    const request = new AbortController();
+    const signal = request.signal;
+    const source = ctx.cancel ?? ctx.signal;
+    const onAbort = () => request.abort(source.reason);
+    if (source.aborted) onAbort();
+    else if (this.#life.signal.aborted) request.abort(this.#life.signal.reason);
+    else {
+      watchAbort(source, onAbort);
+      this.#inflight.add(request);
+    }
     const phase: Phase = this.#established ? "call" : "discovery";
     const where = { stage: "http_request" as const, phase, redactor: this.#o.redactor };
     try {
@@ -156,7 +179,8 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         throw protocolError(where, "invalid_utf8", "the server's reply stream was not valid UTF-8");
       throw asTransportError(error, where);
     } finally {
-      linked.dispose();
+      stopWatching(source, onAbort);
+      this.#inflight.delete(request);
     }
   }
 
