@@ -10,9 +10,9 @@
 import { setMaxListeners } from "node:events";
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { NodeHttp } from "../../src/transport/node-http.ts";
 import { officialV1, officialV2, ours, type Target } from "../lib/clients.ts";
 import { httpServer, startFleet, stdioServer } from "../lib/fleet.ts";
-import { NodeHttp } from "../../src/transport/node-http.ts";
 import { floorLegacyStreamable } from "../lib/floor-http.ts";
 import { floorStdio } from "../lib/floor-stdio.ts";
 

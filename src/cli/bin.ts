@@ -2,7 +2,7 @@
 // `--version` is answered from here, and everything else loads with the command (the bundle keeps
 // the rest in chunks that are read only then).
 import nodeModule from "node:module";
-import { VERSION } from "./help.ts";
+import { VERSION } from "./version.ts";
 
 // V8's compiled code for the CLI's chunks is kept between runs where the runtime can (Node 22.1+);
 // Node 20 has no compile cache and starts without one.

@@ -10,8 +10,8 @@ import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { openInBrowser } from "./auth-command.ts";
-import { VERSION } from "./help.ts";
 import type { Io } from "./io.ts";
+import { VERSION } from "./version.ts";
 
 export interface BridgeInvocation {
   /** Positionals after the target (there should be none). */

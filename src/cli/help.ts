@@ -1,6 +1,5 @@
 import { extraFlags } from "./flags.ts";
-
-export const VERSION = "0.1.0";
+import { VERSION } from "./version.ts";
 
 const TARGETS = `Targets: an http(s) URL, a server name from a config file, or -- CMD ARGS... (a stdio
 server; then leave <target> out and put every option before --). A stdio server gets a short

@@ -16,7 +16,6 @@ import { hasUrlCredentials, urlCredentialSecrets } from "../options/url-credenti
 import { parseToolArgs } from "./args.ts";
 import { AUTH_FLAGS } from "./auth-flags.ts";
 import { BRIDGE_FLAGS } from "./bridge-flags.ts";
-import { completionScript } from "./completion.ts";
 import { type ConfigEnvironment, configEnvironment, findServer, listServers } from "./config.ts";
 import { renderServers } from "./config-listing.ts";
 import { cliElicitation } from "./elicit.ts";
@@ -24,7 +23,6 @@ import { afresh, cacheDir, FileEraHints } from "./era-hint-file.ts";
 import { errorLines, spawnProblem } from "./error-line.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
 import { COMMAND_FLAGS, commandsTaking, takes } from "./flags.ts";
-import { commandHelp, HELP, VERSION } from "./help.ts";
 import type { Io } from "./io.ts";
 import {
   renderCall,
@@ -40,6 +38,7 @@ import { checkSessionFlags, isSessionTarget } from "./session-target.ts";
 import { StageLine } from "./stage-line.ts";
 import { StatusLine } from "./status-line.ts";
 import { didYouMean } from "./suggest.ts";
+import { VERSION } from "./version.ts";
 import { LOG_LEVELS, watch } from "./watch.ts";
 
 const OPTIONS = {
@@ -455,11 +454,14 @@ async function run(
       io.stdout(`${VERSION}\n`);
       return 0;
     }
-    if (inv.command === "help" && inv.positionals[0] && commandHelp(inv.positionals[0])) {
-      io.stdout(commandHelp(inv.positionals[0])!);
-      return 0;
-    }
     if (inv.values.help || inv.command === "" || inv.command === "help") {
+      // The help text loads only when it is asked for.
+      const { commandHelp, HELP } = await import("./help.ts");
+      const topic = inv.command === "help" ? inv.positionals[0] : undefined;
+      if (topic && commandHelp(topic)) {
+        io.stdout(commandHelp(topic)!);
+        return 0;
+      }
       const help = inv.values.help && inv.command ? commandHelp(inv.command) : undefined;
       io.stdout(help ?? HELP);
       return inv.command === "" && !inv.values.help ? 2 : 0;
@@ -471,7 +473,7 @@ async function run(
       );
     checkFlags(inv);
     if (inv.command === "completion") {
-      io.stdout(completionScript(inv.positionals[0]));
+      io.stdout((await import("./completion.ts")).completionScript(inv.positionals[0]));
       return 0;
     }
     const { target, rest } = split(inv);

@@ -4,14 +4,19 @@ import type { TetherError } from "../errors/tether-error.ts";
 import type { Transport } from "../jsonrpc/channel.ts";
 import { Session } from "../jsonrpc/session.ts";
 import type { Deadline } from "../lifecycle/deadline.ts";
+import type { ResolvedTarget } from "../options/resolve.ts";
 import type { Runtime } from "./runtime.ts";
-import {
-  type HttpTarget,
-  type StdioTarget,
-  sseTransport,
-  stdioTransport,
-  streamableHttpTransport,
-} from "./transports.ts";
+import { type HttpTarget, type StdioTarget, stdioTransport } from "./transports.ts";
+
+type HttpTransports = typeof import("./http-transports.ts");
+
+/**
+ * The HTTP transports' module for an HTTP target (loaded once per process, on the first HTTP
+ * connection); undefined for stdio, which never loads it.
+ */
+export async function httpTransportsFor(target: ResolvedTarget): Promise<HttpTransports | undefined> {
+  return target.kind === "http" ? await import("./http-transports.ts") : undefined;
+}
 
 /**
  * The sessions one attempt opens, each over a fresh transport: wired to the application's
@@ -24,11 +29,14 @@ export class AttemptSessions {
   readonly #deadline: Deadline;
   readonly #attempt: number;
   readonly #open: Session[] = [];
+  readonly #httpTransports: HttpTransports | undefined;
 
-  constructor(rt: Runtime, deadline: Deadline, attempt: number) {
+  /** `http`: the HTTP transports (httpTransportsFor), for an HTTP target. */
+  constructor(rt: Runtime, deadline: Deadline, attempt: number, http?: HttpTransports) {
     this.#rt = rt;
     this.#deadline = deadline;
     this.#attempt = attempt;
+    this.#httpTransports = http;
   }
 
   stdio(target: StdioTarget): Session {
@@ -37,12 +45,19 @@ export class AttemptSessions {
   }
 
   streamableHttp(target: HttpTarget): Session {
-    return this.#track(streamableHttpTransport(this.#rt, target));
+    return this.#track(this.#http().streamableHttpTransport(this.#rt, target));
   }
 
   sse(target: HttpTarget): Session {
     const ceiling = this.#sharedCeiling();
-    return ceiling.bind(this.#track(sseTransport(this.#rt, target, ceiling.get)));
+    return ceiling.bind(this.#track(this.#http().sseTransport(this.#rt, target, ceiling.get)));
+  }
+
+  /** The HTTP transports, loaded by the attempt because the target is HTTP. */
+  #http(): HttpTransports {
+    const http = this.#httpTransports;
+    if (!http) throw new TypeError("internal: an HTTP transport was asked for a stdio target");
+    return http;
   }
 
   /** A stage starts: a closure on any open session is reported at it. */

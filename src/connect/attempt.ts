@@ -7,7 +7,7 @@ import { TetherError } from "../errors/tether-error.ts";
 import { toPublicError } from "../errors/to-public.ts";
 import type { Deadline } from "../lifecycle/deadline.ts";
 import type { ResolvedTarget } from "../options/resolve.ts";
-import { AttemptSessions } from "./attempt-sessions.ts";
+import { AttemptSessions, httpTransportsFor } from "./attempt-sessions.ts";
 import { Detection } from "./detection.ts";
 import type { Runtime } from "./runtime.ts";
 import { StageRunner } from "./stage-runner.ts";
@@ -41,7 +41,7 @@ export async function runAttempt(
   const { options: o, events } = rt;
   const mode = modeOf(o.target);
   events.emit({ type: "attempt_start", elapsedMs: deadline.elapsedMs(), mode, attempt: n });
-  const sessions = new AttemptSessions(rt, deadline, n);
+  const sessions = new AttemptSessions(rt, deadline, n, await httpTransportsFor(o.target));
   const runner = new StageRunner(deadline, {
     events,
     redactor: rt.redactor,
