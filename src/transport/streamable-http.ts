@@ -98,11 +98,12 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
 
   opened(): void {
     if (this.#era !== "legacy" || !this.#o.listen || this.closure) return;
-    // On the next turn of the event loop: the stream is optional and in the background, so
-    // connect() hands over the client first instead of spending the setup of a request on it.
-    setImmediate(() => {
-      if (!this.closure) void this.#listen();
-    });
+    // Started before connect() hands over the client, so the stream's GET goes out ahead of the
+    // caller's first request (on the connection the handshake left free; that request opens
+    // another). The order is then always the same: a server sees the standalone stream before
+    // any reply stream, and never takes it for the resumption of one (a GET that followed a
+    // POST's stream, as the conformance suite's sse-retry scenario reads it, would be).
+    void this.#listen();
   }
 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {

@@ -105,6 +105,22 @@ describe("C5: the built-in client's connections belong to the transport", () => 
     }
   });
 
+  test("C5: the standalone GET stream goes out before the caller's first request", async () => {
+    // A GET that arrives after a POST's reply stream could be read as that stream's resumption
+    // (the conformance suite's sse-retry scenario reads it so): the order must not be left to
+    // which connection happens to be free.
+    const server = await serve(legacyHttp());
+    const client = await connect({ ...base, url: server.url });
+    try {
+      await client.callTool("echo", { text: "first" });
+      const order = server.requests.map((r) => r.rpcMethod ?? r.method);
+      assert.ok(order.includes("GET"), "the stream was opened");
+      assert.ok(order.indexOf("GET") < order.indexOf("tools/call"), `order: ${order.join(", ")}`);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("C5: over HTTP+SSE, a POST right after a 202 reuses its connection", async () => {
     const server = await serve(legacySse({ kind: "working" }), "/sse");
     const client = await connect({ ...base, url: server.url, transport: "sse" });
