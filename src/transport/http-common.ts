@@ -4,8 +4,10 @@ import { type BodyKind, HttpRejection } from "../errors/http-rejection.ts";
 import { Interrupt, interruptOf } from "../errors/interrupt.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { TetherError } from "../errors/tether-error.ts";
+import type { SendContext } from "../jsonrpc/channel.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcErrorObject } from "../jsonrpc/messages.ts";
+import { stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import type { FetchFn } from "../options/deps.ts";
 import { ByteBudget, readBounded } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
@@ -122,4 +124,46 @@ export function asTransportError(
  */
 export function discard(response: Response): Promise<void> {
   return response.body ? response.body.cancel().catch(() => {}) : Promise.resolve();
+}
+
+/**
+ * The requests one HTTP transport has in flight, each with a controller of its own. A request's
+ * controller is aborted by its message's cancellation, reached through the cancellation's own
+ * callbacks (so no AbortSignal is made for a call), or, all at once, by the transport's end: one
+ * listener on the lifetime's signal for the whole transport, none per request.
+ */
+export class InflightRequests {
+  readonly #live = new Set<AbortController>();
+  readonly #life: AbortSignal;
+
+  constructor(life: AbortSignal) {
+    this.#life = life;
+    life.addEventListener(
+      "abort",
+      () => {
+        for (const request of this.#live) request.abort(life.reason);
+      },
+      { once: true },
+    );
+  }
+
+  /** The signal for one request (already aborted if its message or the transport is); `done()` in a finally. */
+  open(ctx: SendContext): { signal: AbortSignal; done: () => void } {
+    const request = new AbortController();
+    const source = ctx.cancel ?? ctx.signal;
+    const onAbort = () => request.abort(source.reason);
+    if (source.aborted) onAbort();
+    else if (this.#life.aborted) request.abort(this.#life.reason);
+    else {
+      watchAbort(source, onAbort);
+      this.#live.add(request);
+    }
+    return {
+      signal: request.signal,
+      done: () => {
+        stopWatching(source, onAbort);
+        this.#live.delete(request);
+      },
+    };
+  }
 }

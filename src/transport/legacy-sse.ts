@@ -5,13 +5,13 @@ import type { TetherError } from "../errors/tether-error.ts";
 import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { decodeText } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
-import { stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import { ByteBudget, boundedChunks } from "./byte-budget.ts";
 import {
   asTransportError,
   discard,
   fetchOrFail,
   type HttpOptions,
+  InflightRequests,
   mediaType,
   rejectionOf,
 } from "./http-common.ts";
@@ -32,8 +32,7 @@ export class LegacySseTransport extends TransportBase implements Transport {
   readonly mode = "sse" as const;
   readonly #o: LegacySseOptions;
   readonly #life = new AbortController();
-  /** The controller of every POST in flight, aborted by the transport's end (see streamable-http.ts). */
-  readonly #inflight = new Set<AbortController>();
+  readonly #inflight = new InflightRequests(this.#life.signal);
   #endpoint: URL | undefined;
   #closing: Promise<void> | undefined;
 
@@ -41,13 +40,6 @@ export class LegacySseTransport extends TransportBase implements Transport {
     super();
     this.#o = options;
     setMaxListeners(0, this.#life.signal);
-    this.#life.signal.addEventListener(
-      "abort",
-      () => {
-        for (const request of this.#inflight) request.abort(this.#life.signal.reason);
-      },
-      { once: true },
-    );
   }
 
   /** Opens the stream and resolves when the `endpoint` event arrives; fails at once on anything else. */
@@ -164,17 +156,9 @@ export class LegacySseTransport extends TransportBase implements Transport {
     if (!endpoint)
       throw closedError({ stage: "sse_endpoint", phase: "discovery" }, "eof", "the stream is not open");
     // One controller for this POST, aborted by the message's cancellation or the transport's end.
-    const controller = new AbortController();
-    const source = ctx.cancel ?? ctx.signal;
-    const onAbort = () => controller.abort(source.reason);
-    if (source.aborted) onAbort();
-    else if (this.#life.signal.aborted) controller.abort(this.#life.signal.reason);
-    else {
-      watchAbort(source, onAbort);
-      this.#inflight.add(controller);
-    }
+    const request = this.#inflight.open(ctx);
     try {
-      if (controller.signal.aborted) throw controller.signal.reason;
+      if (request.signal.aborted) throw request.signal.reason;
       const response = await fetchOrFail(
         this.#o.fetch,
         endpoint,
@@ -183,15 +167,14 @@ export class LegacySseTransport extends TransportBase implements Transport {
           headers: { ...this.#o.headers, "content-type": "application/json" },
           body: JSON.stringify(message),
         },
-        controller.signal,
+        request.signal,
         { stage: "http_request", phase: "call", redactor: this.#o.redactor },
       );
-      if (!response.ok) throw await rejectionOf(response, controller.signal);
+      if (!response.ok) throw await rejectionOf(response, request.signal);
       // Awaited, so that the next POST finds this connection free rather than opening another.
       await discard(response);
     } finally {
-      stopWatching(source, onAbort);
-      this.#inflight.delete(controller);
+      request.done();
     }
   }
 

@@ -6,7 +6,6 @@ import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { type DecodeResult, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { sleep } from "../lifecycle/abort.ts";
-import { stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import type { Clock } from "../lifecycle/clock.ts";
 import { atLeast } from "../protocol/versions.ts";
 import { BodyNotUtf8, ByteBudget, boundedChunks } from "./byte-budget.ts";
@@ -16,6 +15,7 @@ import {
   discard,
   fetchOrFail,
   type HttpOptions,
+  InflightRequests,
   mediaType,
   rejectionOf,
 } from "./http-common.ts";
@@ -55,12 +55,7 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   readonly mode = "streamable-http" as const;
   readonly #o: StreamableHttpOptions;
   readonly #life = new AbortController();
-  /**
-   * The controller of every request in flight. The transport's end aborts them all, so a request
-   * adds no listener to the lifetime's signal, and a call's own cancellation reaches its request
-   * through the call's callbacks without making an AbortSignal for the call.
-   */
-  readonly #inflight = new Set<AbortController>();
+  readonly #inflight = new InflightRequests(this.#life.signal);
   #sessionId: string | undefined;
   #versionHeader: string | undefined;
   #era: Era | undefined;
@@ -70,16 +65,9 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   constructor(options: StreamableHttpOptions) {
     super();
     this.#o = options;
-    // The GET stream and the session's end listen to the lifetime, a listener each at most;
-    // requests in flight are reached through #inflight instead.
+    // The GET stream, the session's end and the requests in flight (through #inflight) listen to
+    // the lifetime, a listener each.
     setMaxListeners(0, this.#life.signal);
-    this.#life.signal.addEventListener(
-      "abort",
-      () => {
-        for (const request of this.#inflight) request.abort(this.#life.signal.reason);
-      },
-      { once: true },
-    );
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -109,16 +97,8 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
     if (this.closure) throw this.closure;
     // One controller for this request, aborted by the call's cancellation or the transport's end.
-    const request = new AbortController();
+    const request = this.#inflight.open(ctx);
     const signal = request.signal;
-    const source = ctx.cancel ?? ctx.signal;
-    const onAbort = () => request.abort(source.reason);
-    if (source.aborted) onAbort();
-    else if (this.#life.signal.aborted) request.abort(this.#life.signal.reason);
-    else {
-      watchAbort(source, onAbort);
-      this.#inflight.add(request);
-    }
     const phase: Phase = this.#established ? "call" : "discovery";
     const where = { stage: "http_request" as const, phase, redactor: this.#o.redactor };
     try {
@@ -180,8 +160,7 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         throw protocolError(where, "invalid_utf8", "the server's reply stream was not valid UTF-8");
       throw asTransportError(error, where);
     } finally {
-      stopWatching(source, onAbort);
-      this.#inflight.delete(request);
+      request.done();
     }
   }
 
