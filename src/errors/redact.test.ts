@@ -214,3 +214,49 @@ test("X2: learn() and with() keep the ambient tier and the output threshold", ()
     "amb-12345678 [redacted] [redacted]",
   );
 });
+
+test("S4: a secret is redacted in its JSON-escaped forms and in base64 at every alignment", () => {
+  const secret = 'k"ey\\with/é-CANARY-0123';
+  const r = new Redactor([secret]);
+  const b64 = (t: string) => Buffer.from(t).toString("base64");
+  const forms = [
+    JSON.stringify({ got: secret }),
+    JSON.stringify(secret).replace(/\//g, "\\/"),
+    JSON.stringify(secret).replace(/é/g, "\\u00e9"),
+    new URLSearchParams({ q: `a ${secret}` }).toString(),
+    b64(secret),
+    b64(`:${secret}`),
+    b64(`::${secret}`),
+    b64(`auth=Bearer ${secret} and more`),
+    Buffer.from(`x${secret}`).toString("base64url"),
+  ];
+  for (const form of forms) {
+    const out = r.redactSecrets(form);
+    assert.doesNotMatch(out, /CANARY/, form);
+    for (const run of out.match(/[A-Za-z0-9+/_-]{8,}/g) ?? [])
+      for (let start = 0; start < 4; start++)
+        assert.doesNotMatch(Buffer.from(run.slice(start), "base64").toString("latin1"), /CANARY/, form);
+    assert.match(out, /\[redacted\]/, form);
+  }
+});
+
+test("S4: exactly the configured secrets: words, JWTs and tokens of the server's own pass untouched", () => {
+  const r = new Redactor(["configured-secret-value"]);
+  const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+  const text = `token Bearer abc.def-ghi-jkl ${jwt} password=hunter2hunter2`;
+  assert.equal(r.redactSecrets(text), text);
+  const doc = { content: [{ type: "text", text }], structuredContent: { token: jwt } };
+  assert.equal(r.redactDocument(doc), doc, "a document with nothing to redact is returned as it is");
+});
+
+test("S4: a document is copied only along the branches that held a secret", () => {
+  const r = new Redactor(["configured-secret-value"]);
+  const clean = { list: [1, 2, { a: "x" }] };
+  const doc = { clean, hit: ["ok", "has configured-secret-value in it"], ["configured-secret-value"]: 1 };
+  const out = r.redactDocument(doc);
+  assert.notEqual(out, doc);
+  assert.equal(out.clean, clean, "an untouched branch is shared, not copied");
+  assert.deepEqual(out.hit, ["ok", "has [redacted] in it"]);
+  assert.deepEqual(Object.keys(out), ["clean", "hit", "[redacted]"], "key order is kept");
+  assert.deepEqual(doc.hit, ["ok", "has configured-secret-value in it"], "the input is not changed");
+});

@@ -47,31 +47,62 @@ function credentialShaped(value: string): boolean {
   return value.length >= 8 && (/[0-9+/=._~]/.test(value) || /[A-Z]/.test(value.slice(1)));
 }
 
-/** A secret and the forms servers echo it back in (URL-encoded, base64, base64url). */
+/** Fewest bytes of a secret whose base64 is searched for inside a longer encoded text. */
+const MIN_BASE64_CORE_BYTES = 6;
+
+/** Both base64 alphabets of some bytes, without padding. */
+function base64Forms(bytes: Buffer, into: Set<string>): void {
+  const b64 = bytes.toString("base64").replace(/=+$/, "");
+  into.add(b64);
+  into.add(b64.replace(/\+/g, "-").replace(/\//g, "_"));
+}
+
+/**
+ * A secret and the forms servers echo it back in:
+ * - as is; URL-encoded (`encodeURIComponent`, and form encoding with `+` for a space);
+ * - JSON-escaped (a server that puts what it received into a JSON string of its text: quotes,
+ *   backslashes and controls escaped; `/` as `\/`; non-ASCII as `\uXXXX`, as Python and PHP do);
+ * - base64 and base64url: the whole secret, and, for each of the three places a secret can start
+ *   inside a longer encoded text (its offset modulo 3), the run of its bytes that encodes to the
+ *   same characters wherever it stands. So `base64("auth=Bearer " + secret)` loses the secret too,
+ *   apart from at most two bytes at either end, which no longer say what the secret was.
+ */
 function formsOf(secrets: Iterable<string>, minChars: number): Set<string> {
   const all = new Set<string>();
   for (const s of secrets) {
     if (typeof s !== "string" || s.length < minChars) continue;
     all.add(s);
     all.add(encodeURIComponent(s));
-    const b64 = Buffer.from(s, "utf8").toString("base64").replace(/=+$/, "");
-    all.add(b64);
-    all.add(b64.replace(/\+/g, "-").replace(/\//g, "_"));
+    all.add(new URLSearchParams({ s }).toString().slice(2));
+    const json = JSON.stringify(s).slice(1, -1);
+    all.add(json);
+    all.add(json.replace(/\//g, "\\/"));
+    all.add(json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+    const bytes = Buffer.from(s, "utf8");
+    base64Forms(bytes, all);
+    for (const skip of [0, 1, 2]) {
+      const whole = Math.floor((bytes.length - skip) / 3) * 3;
+      if (whole >= MIN_BASE64_CORE_BYTES) base64Forms(bytes.subarray(skip, skip + whole), all);
+    }
   }
   return all;
 }
 
-/** Longest first, so that a secret containing another is removed whole. */
-function longestFirst(all: Iterable<string>): string[] {
-  return [...all].sort((a, b) => b.length - a.length);
+/**
+ * One pattern that finds every form in a single pass over a text, longest alternative first so
+ * that a secret containing another is removed whole; undefined when there is nothing to find.
+ */
+function matcherOf(forms: Iterable<string>): RegExp | undefined {
+  const sorted = [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length);
+  if (sorted.length === 0) return undefined;
+  return new RegExp(sorted.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
 }
 
-function replaceAll(text: string, forms: readonly string[]): string {
-  let out = text;
-  for (const form of forms) {
-    if (out.includes(form)) out = out.split(form).join(REDACTED);
-  }
-  return out;
+/** The text with every match replaced; the same string when there is none (no copy is made). */
+function replaceAll(text: string, matcher: RegExp | undefined): string {
+  if (matcher === undefined) return text;
+  matcher.lastIndex = 0;
+  return text.replace(matcher, REDACTED);
 }
 
 /** Cuts to `max` UTF-16 units without splitting a surrogate pair. */
@@ -89,10 +120,10 @@ export interface RedactorOptions {
 export class Redactor {
   #secrets: string[];
   #ambient: string[];
-  /** Every form searched for in messages, longest first. */
-  #messageForms: string[] = [];
-  /** Every form searched for in result output, longest first. */
-  #outputForms: string[] = [];
+  /** Finds every form searched for in messages. */
+  #messageMatcher: RegExp | undefined;
+  /** Finds every form searched for in result output. */
+  #outputMatcher: RegExp | undefined;
 
   constructor(secrets: Iterable<string> = [], options: RedactorOptions = {}) {
     this.#secrets = [...secrets].filter((s) => typeof s === "string");
@@ -101,8 +132,8 @@ export class Redactor {
   }
 
   #index(): void {
-    this.#messageForms = longestFirst(formsOf([...this.#secrets, ...this.#ambient], MIN_SECRET_CHARS));
-    this.#outputForms = longestFirst(formsOf(this.#secrets, MIN_OUTPUT_SECRET_CHARS));
+    this.#messageMatcher = matcherOf(formsOf([...this.#secrets, ...this.#ambient], MIN_SECRET_CHARS));
+    this.#outputMatcher = matcherOf(formsOf(this.#secrets, MIN_OUTPUT_SECRET_CHARS));
   }
 
   /** A redactor that also knows these secrets. */
@@ -126,7 +157,7 @@ export class Redactor {
 
   /** For messages: removes known secrets (ambient ones too), network URLs, URI userinfo and auth-scheme credentials. */
   scrub(text: string): string {
-    return replaceAll(text, this.#messageForms)
+    return replaceAll(text, this.#messageMatcher)
       .replace(NETWORK_URL_PATTERN, "[url]")
       .replace(USERINFO_PATTERN, `$1${REDACTED}@`)
       .replace(AUTH_SCHEME_PATTERN, (whole, scheme: string, space: string, value: string) =>
@@ -147,7 +178,16 @@ export class Redactor {
 
   /** For result output: only configured secrets of 8 characters or more, in their echoed forms. */
   redactSecrets(text: string): string {
-    return replaceAll(text, this.#outputForms);
+    return replaceAll(text, this.#outputMatcher);
+  }
+
+  /**
+   * The configured and learned secrets (not the ambient values): for handing to a connection
+   * made on this redactor's behalf (`ConnectOptions.secrets`), so that the connection redacts
+   * what it hands back with them. Never for output.
+   */
+  get secrets(): readonly string[] {
+    return this.#secrets;
   }
 
   /**
@@ -155,18 +195,41 @@ export class Redactor {
    * structure is rebuilt, never re-parsed, so the document stays exact apart from the secrets.
    */
   redactDocument<T>(value: T): T {
-    if (this.#outputForms.length === 0) return value;
+    if (this.#outputMatcher === undefined) return value;
     return this.#walk(value, 0) as T;
   }
 
+  /** The value with its strings redacted; a branch in which nothing changed is returned as it is. */
   #walk(value: unknown, depth: number): unknown {
     if (typeof value === "string") return this.redactSecrets(value);
     // Results arrive through a depth-bounded decoder; this bound only guards against cycles.
     if (typeof value !== "object" || value === null || depth > 1_000) return value;
-    if (Array.isArray(value)) return value.map((v) => this.#walk(v, depth + 1));
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[this.redactSecrets(k)] = this.#walk(v, depth + 1);
-    return out;
+    if (Array.isArray(value)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const v = this.#walk(value[i], depth + 1);
+        if (v === value[i]) continue;
+        out ??= value.slice();
+        out[i] = v;
+      }
+      return out ?? value;
+    }
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const key = this.redactSecrets(k);
+      const w = this.#walk(v, depth + 1);
+      if (key === k && w === v && out === undefined) continue;
+      if (out === undefined) {
+        // Rebuilt in the original key order from the first change on.
+        out = {};
+        for (const [k0, v0] of Object.entries(value)) {
+          if (k0 === k) break;
+          out[k0] = v0;
+        }
+      }
+      out[key] = w;
+    }
+    return out ?? value;
   }
 }
 
