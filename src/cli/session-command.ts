@@ -28,7 +28,12 @@ import { isSessionTarget, sessionName } from "./session-target.ts";
 const ANSWER_MS = 10_000;
 
 /** The options that travel to the daemon: plain data only (secrets included, in memory only). */
-function specOf(options: ConnectOptions, env: NodeJS.ProcessEnv, fresh: boolean): JsonObject {
+function specOf(
+  options: ConnectOptions,
+  env: NodeJS.ProcessEnv,
+  fresh: boolean,
+  redactor: Redactor,
+): JsonObject {
   const o = options as ConnectOptions & Record<string, unknown>;
   const pick = (keys: string[]) =>
     Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
@@ -61,6 +66,9 @@ function specOf(options: ConnectOptions, env: NodeJS.ProcessEnv, fresh: boolean)
   // The daemon uses the command's own folders for era hints and stored tokens.
   spec.folders = { cache: cacheDir(env), config: configDir(env) };
   spec.fresh = fresh;
+  // Every secret this command knows (its environment's credentials, values a config file
+  // expanded): the session process redacts what it hands back with them (S4).
+  spec.secrets = [...redactor.secrets];
   return JSON.parse(JSON.stringify(spec)) as JsonObject;
 }
 
@@ -158,7 +166,7 @@ export async function runSession(c: SessionCommand): Promise<number> {
       // The session process has no terminal: a server's stderr would have nowhere to go.
       if (options.serverStderr === "inherit")
         throw configError("inapplicable_flag", "--server-stderr does not apply to session start");
-      const spec = specOf(options, c.io.env, c.fresh);
+      const spec = specOf(options, c.io.env, c.fresh, c.redactor);
       const link = await SessionLink.ensure(
         place,
         { ...selfInvocation(["session", "daemon"]), env: c.io.env },

@@ -237,6 +237,16 @@ export interface Client {
   /** Task status notifications (either era's), as Task. */
   onTaskStatus(handler: (task: Task) => void | Promise<void>): () => void;
 
+  /**
+   * The value with every secret this connection holds replaced by `[redacted]`: the configured
+   * ones (header values, URL credentials, `env` values, `secrets`) and the OAuth tokens and keys
+   * met since, in the forms a server echoes them in (as is, URL-encoded, JSON-escaped, base64).
+   * Strings anywhere in it are searched, keys included; nothing else changes, and a value with
+   * nothing to redact is returned as it is. For showing what the server returned to someone who
+   * must not see the credentials (a log, an LLM host, a web page).
+   */
+  redact<T>(value: T): T;
+
   /** Closes the session and releases everything it owns. Idempotent; never rejects. */
   close(): Promise<void>;
 }

@@ -341,6 +341,10 @@ export class ConnectedClient implements Client {
     return this.#notifications.onTaskStatus(handler);
   }
 
+  redact<T>(value: T): T {
+    return this.#redactor.redactDocument(value);
+  }
+
   close(): Promise<void> {
     this.#subscriptions?.close();
     this.#closing ??= this.#session.close().catch(() => {});

@@ -213,5 +213,12 @@ export interface ConnectSettings {
   eraHints?: EraHintStore | false;
   /** Sent to the server as our identity. */
   clientInfo?: { name: string; version: string };
+  /**
+   * Further values to treat as secrets, beyond those the options already hold (header values,
+   * URL credentials, `env` values, OAuth material): a key passed in `args`, a value a config file
+   * expanded. Like those, they are redacted from every error and event, and `client.redact()`
+   * removes them from what the server returns.
+   */
+  secrets?: readonly string[];
   deps?: Deps;
 }

@@ -87,6 +87,17 @@ test("X2: URL userinfo and query values, header values and env values become kno
   assert.doesNotMatch(new Redactor(s.secrets).scrub("got env-s3cret-canary"), /env-s3cret-canary/);
 });
 
+test("S4: extra secrets join the connection's secrets; anything but a bounded list of strings is refused", () => {
+  const o = resolveOptions({ command: "node", secrets: ["extra-s3cret-canary"] });
+  assert.ok(o.secrets.includes("extra-s3cret-canary"));
+  for (const secrets of ["one", [1], Array(1_001).fill("x"), ["x".repeat(65 * 1024)]]) {
+    assert.throws(
+      () => resolveOptions({ command: "node", secrets } as unknown as ConnectOptions),
+      (e: unknown) => e instanceof TetherError && e.code === "config" && /secrets/.test(e.message),
+    );
+  }
+});
+
 test("P2: one target, checked by the compiler; a JavaScript caller passing both or neither is refused before any I/O", () => {
   const fetch = () => assert.fail("nothing is fetched");
   const spawn = () => assert.fail("nothing is spawned");

@@ -248,6 +248,24 @@ function policy(o: ConnectOptions): VersionPolicy {
   return { mode: "auto", ceiling: LATEST_VERSION };
 }
 
+/** Most extra secrets one connection takes, and the longest one (characters). */
+const MAX_EXTRA_SECRETS = 1_000;
+const MAX_SECRET_CHARS = 64 * 1024;
+
+function extraSecrets(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (
+    !Array.isArray(value) ||
+    value.length > MAX_EXTRA_SECRETS ||
+    value.some((s) => typeof s !== "string" || s.length > MAX_SECRET_CHARS)
+  )
+    throw configError(
+      "invalid_option",
+      `secrets must be a list of at most ${MAX_EXTRA_SECRETS} strings of at most ${MAX_SECRET_CHARS} characters`,
+    );
+  return value as string[];
+}
+
 /** Normalises and validates options once, before any I/O. Throws a `config` TetherError. */
 export function resolveOptions(o: ConnectOptions): ResolvedOptions {
   if (typeof o !== "object" || o === null) throw configError("invalid_option", "options must be an object");
@@ -259,6 +277,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
   const secrets = [
     ...(t.kind === "http" ? secretsOf(new URL(String(o.url)), t.headers) : []),
     ...(t.kind === "stdio" && t.env ? Object.values(t.env) : []),
+    ...extraSecrets(o.secrets),
   ];
   const clientInfo = o.clientInfo ?? CLIENT_INFO;
   const auth = resolveAuth(

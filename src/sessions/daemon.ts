@@ -12,7 +12,8 @@ import { chmodSync, lstatSync, rmSync } from "node:fs";
 import { createServer, connect as netConnect, type Server, type Socket } from "node:net";
 import type { Client } from "../client/api.ts";
 import { connect } from "../connect/connect.ts";
-import { configError } from "../errors/failures.ts";
+import { configError, interruptError } from "../errors/failures.ts";
+import { Interrupt } from "../errors/interrupt.ts";
 import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
@@ -224,9 +225,11 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
         case "start":
           return await start(peer, frame);
         case "list":
-          return reply(peer, id, { ok: [...sessions.values()].map(infoOf) });
-        case "info":
-          return reply(peer, id, { ok: infoOf(live(frame.session)) });
+          return reply(peer, id, { ok: [...sessions.values()].map((s) => s.client.redact(infoOf(s))) });
+        case "info": {
+          const s = live(frame.session);
+          return reply(peer, id, { ok: s.client.redact(infoOf(s)) });
+        }
         case "stop": {
           const s = live(frame.name);
           drop(s, "was stopped");
@@ -278,7 +281,9 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
       });
       if (ending || ac.signal.aborted) {
         await client.close();
-        throw sessionClosedError(name, "was cancelled while starting");
+        throw ending
+          ? sessionClosedError(name, "was cancelled while starting")
+          : interruptError(new Interrupt("caller", "cancelled"), { stage: "initialize", phase: "discovery" });
       }
       session = {
         name,
@@ -293,7 +298,11 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
       };
       sessions.set(name, session);
       clock.clearTimeout(grace);
-      reply(peer, id, { ok: infoOf(session) });
+      reply(peer, id, { ok: client.redact(infoOf(session)) });
+    } catch (error) {
+      // Said here, before the daemon may end below: a first start's own failure (a 401, a
+      // timeout, a cancel) reaches the command as what it is, not as the daemon going away.
+      fail(peer, id, error);
     } finally {
       starting.delete(name);
       peer.inflight.delete(id);
@@ -313,9 +322,13 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     const options: Record<string, unknown> = { signal: ac.signal };
     for (const key of WIRE_OPTIONS) if (given[key] !== undefined) options[key] = given[key];
     if (given.task !== undefined) options.task = given.task;
+    // S4: everything of the server's goes back redacted with the connection's secrets, which the
+    // command never holds.
+    const redact = <T>(v: T): T => s.client.redact(v);
     if (given.progress === true)
-      options.onProgress = (p: unknown) => writeFrame(peer.socket, { id, progress: p });
-    if (given.status === true) options.onStatus = (t: unknown) => writeFrame(peer.socket, { id, status: t });
+      options.onProgress = (p: unknown) => writeFrame(peer.socket, { id, progress: redact(p) });
+    if (given.status === true)
+      options.onStatus = (t: unknown) => writeFrame(peer.socket, { id, status: redact(t) });
     args.push(options);
     const release = s.idle.begin();
     peer.inflight.set(id, ac);
@@ -328,7 +341,7 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
       // Notifications are handed to listeners a turn later: those that came before the result
       // (a log line the tool sent while it ran) go out ahead of it, in the order the server sent them.
       await new Promise((resolve) => setImmediate(resolve));
-      reply(peer, id, { ok: (result ?? null) as Frame });
+      reply(peer, id, { ok: redact(result ?? null) as Frame });
     } finally {
       release();
       peer.inflight.delete(id);
@@ -340,8 +353,9 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     if (typeof kind !== "string" || !LISTEN_KINDS.has(kind))
       throw configError("session_protocol", "unknown notification stream");
     const s = live(frame.session);
-    const send = (payload: unknown) => writeFrame(peer.socket, { id, notification: payload as Frame });
     const c = s.client;
+    const send = (payload: unknown) =>
+      writeFrame(peer.socket, { id, notification: c.redact(payload) as Frame });
     const off = subscribe(c, kind as ListenKind, typeof frame.method === "string" ? frame.method : "*", send);
     // A command listening keeps its session in use: an idle timeout does not end a watch.
     const release = s.idle.begin();

@@ -297,6 +297,11 @@ export class RemoteClient implements Client {
   }
 
   /** Ends this command's link; the session itself stays up. */
+  /** The session process has already redacted everything it sends with its connection's secrets, which a command never holds. */
+  redact<T>(value: T): T {
+    return value;
+  }
+
   async close(): Promise<void> {
     this.#ended = true;
     this.link.close();

@@ -1,0 +1,49 @@
+// Canary secrets for the faces that hand a server's words on (sessions, the bridge), and the
+// check that none of them leaks, in any form: the careless echo server (fixtures/secrets/
+// echo-server.mjs) sends each one back as is, URL-encoded, JSON-escaped and base64 at every
+// alignment. Each canary holds the word CANARY and characters that change under each encoding
+// (`"` and `\` under JSON, `/`, `+`, `=`, a space, `&` and `é` under URL encoding).
+
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { type ExampleServer, startExampleServer } from "./hostile.ts";
+
+export const ECHO_SERVER = fileURLToPath(new URL("../fixtures/secrets/echo-server.mjs", import.meta.url));
+
+export const CANARIES = {
+  bearer: "bearer.CANARY/7d1e+9a40c2=",
+  header: 'hdr"CANARY\\3f6b2c81aa',
+  /** Given in the URL percent-encoded; the server decodes it to this. */
+  query: "qry CANARY&91e4éb7",
+  env: 'envval"CANARY\\5c2d/8e1f77',
+} as const;
+
+/** The URL query that carries the query canary. */
+export const CANARY_QUERY = `key=${encodeURIComponent(CANARIES.query)}`;
+
+/**
+ * What in `text` still says a canary: the word CANARY itself (plain, URL-encoded and JSON-escaped
+ * forms all keep it), or a base64 or base64url run that decodes to it from any alignment.
+ */
+export function leaks(text: string): string[] {
+  const found: string[] = [];
+  if (text.includes("CANARY")) found.push("CANARY as text");
+  for (const run of text.match(/[A-Za-z0-9+/_-]{8,}/g) ?? [])
+    for (let start = 0; start < 4; start++)
+      if (Buffer.from(run.slice(start), "base64").toString("latin1").includes("CANARY"))
+        found.push(`base64 run ${run}`);
+  return found;
+}
+
+/** Fails naming the leak and showing the output. */
+export function assertNoLeak(text: string, what: string): void {
+  const found = leaks(text);
+  assert.deepEqual(found, [], `${what} leaks a canary (${found.join(", ")}):\n${text.slice(0, 4000)}`);
+}
+
+/** The echo server over HTTP: Streamable HTTP at `url` (/mcp), HTTP+SSE at `sse` (/sse). */
+export async function startEchoHttp(): Promise<ExampleServer & { sse: string }> {
+  // The example-server starter resolves names beside examples/servers; this fixture lives in test/.
+  const server = await startExampleServer("../../test/fixtures/secrets/echo-server.mjs", ["http"]);
+  return { ...server, sse: server.url.replace(/\/mcp$/, "/sse") };
+}
