@@ -164,7 +164,18 @@ export class BridgeSession {
   };
 
   constructor(options: BridgeSessionOptions) {
-    this.#o = options;
+    const { link } = options;
+    // S4: every message to the host (results, listings, instructions, logs, progress, requests
+    // forwarded to it, errors) passes the result rule on its way out, here and nowhere else.
+    this.#o = { ...options, link: { send: (message, related) => link.send(this.#redact(message), related) } };
+  }
+
+  /**
+   * A message with the credentials removed: by the upstream connection's redactor once it is
+   * up (it holds ours too, and the OAuth tokens met since), by ours before.
+   */
+  #redact<T>(message: T): T {
+    return this.#ready ? this.#ready.redact(message) : this.#o.redactor.redactDocument(message);
   }
 
   /** Requests the host has not yet been answered on. */
@@ -737,6 +748,7 @@ export class BridgeSession {
     try {
       const client = await connect({
         ...o,
+        secrets: [...(o.secrets ?? []), ...this.#o.redactor.secrets],
         handlers: this.#handlers(this.#hostCaps),
         clientInfo: this.#clientInfo ?? o.clientInfo,
         listen: true,
