@@ -6,7 +6,8 @@
 
 import { listenHttp, parseListenAddress } from "../bridge/http-host.ts";
 import { serveStdio } from "../bridge/stdio-host.ts";
-import { configError } from "../errors/failures.ts";
+import { configError, interruptError } from "../errors/failures.ts";
+import { interruptOf } from "../errors/interrupt.ts";
 import type { Redactor } from "../errors/redact.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { openInBrowser } from "./auth-command.ts";
@@ -85,7 +86,7 @@ export async function runBridge(
       output: process.stdout,
       signal: io.signal,
     });
-    return 0;
+    return endedBySignal(io);
   }
   const address = parseListenAddress(listen, inv.values["allow-remote"] === true);
   let token: string | undefined;
@@ -114,5 +115,15 @@ export async function runBridge(
     signal: io.signal,
     onListening: (urls) => (io.stdoutNow ?? io.stdout)(`${JSON.stringify({ listening: urls })}\n`),
   });
+  return endedBySignal(io);
+}
+
+/**
+ * The bridge's status once it has closed in order: 0 when its host went away (stdin ended), and
+ * for a signal (SIGINT, SIGTERM, SIGHUP) what every command reports for one: `cancelled`, 130.
+ */
+function endedBySignal(io: Io): number {
+  const interrupt = interruptOf(io.signal);
+  if (interrupt) throw interruptError(interrupt, { stage: "close", phase: "call" });
   return 0;
 }
