@@ -5,6 +5,7 @@ import { Interrupt } from "../errors/interrupt.ts";
 import { RpcReplyError } from "../errors/rpc-reply-error.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { classifyProbe } from "./era-evidence.ts";
+import { legacyTerms } from "./legacy-handshake.ts";
 import { encodeHeaderValue, headerParamsOf, modernHeaders } from "./modern-headers.ts";
 import { atLeast, bestCommon, eraOf, rank } from "./versions.ts";
 
@@ -98,6 +99,16 @@ test("N5: the probe classifier, row by row", () => {
   assert.ok(silent.era === "legacy" && silent.fresh, "N6: a silent probe needs a fresh process");
   const answered = classifyProbe({ error: rpc(-32601) });
   assert.ok(answered.era === "legacy" && !answered.fresh, "an answered probe leaves the process reusable");
+});
+
+test("N8: a legacy session tells its transport the version header from 2025-06-18 on, and that it keeps a session", () => {
+  assert.deepEqual(legacyTerms("2024-11-05"), { headers: {}, stateless: false });
+  assert.deepEqual(legacyTerms("2025-03-26"), { headers: {}, stateless: false });
+  assert.deepEqual(legacyTerms("2025-06-18"), {
+    headers: { "mcp-protocol-version": "2025-06-18" },
+    stateless: false,
+  });
+  assert.deepEqual(legacyTerms("2025-11-25").headers, { "mcp-protocol-version": "2025-11-25" });
 });
 
 test("N8: header values are encoded per the spec's table", () => {

@@ -1,13 +1,12 @@
 import { setMaxListeners } from "node:events";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
-import type { Era, Phase } from "../errors/codes.ts";
+import type { Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
-import type { SendContext, Transport } from "../jsonrpc/channel.ts";
+import type { ChannelTerms, SendContext, Transport } from "../jsonrpc/channel.ts";
 import { type DecodeResult, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
-import { atLeast } from "../protocol/versions.ts";
 import { BodyNotUtf8, ByteBudget, boundedChunks } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
 import {
@@ -41,15 +40,15 @@ export const DEFAULT_RESUME_DELAY_MS = 500;
 export interface StreamableHttpOptions extends HttpOptions {
   /** Ceiling for one unsolicited event on the standalone GET stream. */
   maxFrameBytes: number;
-  /** Open the optional server-to-client GET stream after a legacy handshake. */
+  /** Open the optional server-to-client GET stream once a server that keeps a session is negotiated. */
   listen: boolean;
   clock: Clock;
 }
 
 /**
  * Streamable HTTP: every message is its own POST; a request's reply is a JSON body or an SSE
- * stream scoped to it. Legacy sessions (Mcp-Session-Id) and the optional GET stream are kept
- * here; modern (2026-07-28) exchanges are stateless and carry neither.
+ * stream scoped to it. Sessions (Mcp-Session-Id) and the optional GET stream are kept here, until
+ * the negotiated terms say the exchange is stateless (2026-07-28): then it carries neither.
  */
 export class StreamableHttpTransport extends TransportBase implements Transport {
   readonly mode = "streamable-http" as const;
@@ -57,8 +56,9 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   readonly #life = new AbortController();
   readonly #inflight = new InflightRequests(this.#life.signal);
   #sessionId: string | undefined;
-  #versionHeader: string | undefined;
-  #era: Era | undefined;
+  /** The negotiated terms' headers, sent on every later request. */
+  #termsHeaders: Readonly<Record<string, string>> = {};
+  #stateless = false;
   #established = false;
   #closing: Promise<void> | undefined;
 
@@ -74,18 +74,15 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     if (signal.aborted) throw signal.reason;
   }
 
-  negotiated(version: string, era: Era): void {
-    this.#era = era;
+  negotiated(terms: ChannelTerms): void {
     this.#established = true;
-    if (era === "modern") {
-      this.#sessionId = undefined;
-      return;
-    }
-    if (atLeast(version, "2025-06-18")) this.#versionHeader = version;
+    this.#stateless = terms.stateless;
+    this.#termsHeaders = terms.headers;
+    if (terms.stateless) this.#sessionId = undefined;
   }
 
   opened(): void {
-    if (this.#era !== "legacy" || !this.#o.listen || this.closure) return;
+    if (!this.#established || this.#stateless || !this.#o.listen || this.closure) return;
     // Started before connect() hands over the client, so the stream's GET goes out ahead of the
     // caller's first request (on the connection the handshake left free; that request opens
     // another). The order is then always the same: a server sees the standalone stream before
@@ -120,7 +117,7 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         where,
       );
       const sessionId = response.headers.get("mcp-session-id");
-      if (sessionId && this.#era !== "modern" && !this.#sessionId) this.#sessionId = sessionId;
+      if (sessionId && !this.#stateless && !this.#sessionId) this.#sessionId = sessionId;
       if (!response.ok) {
         const rejection = await rejectionOf(response, signal);
         if (response.status === 404 && this.#sessionId && this.#established) {
@@ -326,11 +323,11 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     }
   }
 
+  /** The session's id (none once the terms are stateless) and the negotiated terms' headers. */
   #sessionHeaders(): Record<string, string> {
     const h: Record<string, string> = {};
-    if (this.#era !== "modern" && this.#sessionId) h["mcp-session-id"] = this.#sessionId;
-    if (this.#era === "legacy" && this.#versionHeader) h["mcp-protocol-version"] = this.#versionHeader;
-    return h;
+    if (this.#sessionId) h["mcp-session-id"] = this.#sessionId;
+    return Object.assign(h, this.#termsHeaders);
   }
 
   close(_reason?: "failure"): Promise<void> {
@@ -343,8 +340,8 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
       closedError({ stage: "close", phase: "call" }, "closed_by_client", "the client closed the connection"),
     );
     this.#life.abort();
-    if (this.#era === "modern" || !this.#sessionId) return;
-    // End the legacy session we opened; a server that does not support DELETE answers 405, which is fine.
+    if (!this.#sessionId) return;
+    // End the session we opened; a server that does not support DELETE answers 405, which is fine.
     const controller = new AbortController();
     const timer = this.#o.clock.setTimeout(() => controller.abort(), SESSION_DELETE_TIMEOUT_MS);
     try {
