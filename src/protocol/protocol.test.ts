@@ -112,11 +112,15 @@ test("N8: a legacy session tells its transport the version header from 2025-06-1
 });
 
 test("N8: header values are encoded per the spec's table", () => {
-  assert.equal(encodeHeaderValue("us-west1"), "us-west1");
-  assert.equal(encodeHeaderValue("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-  assert.equal(encodeHeaderValue(" padded "), "=?base64?IHBhZGRlZCA=?=");
-  assert.equal(encodeHeaderValue("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-  assert.equal(encodeHeaderValue("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+  const table: [value: string, encoded: string][] = [
+    ["us-west1", "us-west1"],
+    ["Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="],
+    [" padded ", "=?base64?IHBhZGRlZCA=?="],
+    ["line1\nline2", "=?base64?bGluZTEKbGluZTI=?="],
+    ["=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="],
+  ];
+  for (const [value, encoded] of table)
+    assert.equal(encodeHeaderValue(value), encoded, JSON.stringify(value));
 });
 
 test("N8: modern requests mirror method, name and x-mcp-header arguments into headers", () => {
