@@ -3,7 +3,7 @@ import { authError } from "../errors/failures.ts";
 import type { IdentityProvider } from "../options/resolve-auth.ts";
 import { type AuthFetchContext, assertSecureEndpoint } from "./auth-fetch.ts";
 import type { DpopKey } from "./dpop.ts";
-import { options, type TokenSet, tokenFailure, tokenSet, withNonceRetry } from "./flows.ts";
+import { options, scopeParameter, type TokenSet, tokenFailure, tokenGrant } from "./flows.ts";
 import { type ChosenClient, clientAuth } from "./registration.ts";
 
 /** RFC 7523 §2.1: the JWT-bearer authorization grant. */
@@ -33,23 +33,12 @@ export async function jwtBearer(
   dpop?: DpopKey,
 ): Promise<TokenSet> {
   ctx.redactor.learn([assertion]);
-  const parameters: Record<string, string> = { assertion, resource };
-  if (scopes?.length) parameters.scope = scopes.join(" ");
-  try {
-    return await withNonceRetry(dpop, async () => {
-      const response = await oauth.genericTokenEndpointRequest(
-        as,
-        client.client,
-        client.auth,
-        JWT_BEARER_GRANT,
-        parameters,
-        options(ctx, dpop),
-      );
-      return tokenSet(await oauth.processGenericTokenEndpointResponse(as, client.client, response), scopes);
-    });
-  } catch (error) {
-    throw tokenFailure(error, ctx, "JWT-bearer grant");
-  }
+  const parameters = { assertion, resource, ...scopeParameter(scopes) };
+  return tokenGrant("JWT-bearer grant", ctx, dpop, scopes, {
+    request: (opts) =>
+      oauth.genericTokenEndpointRequest(as, client.client, client.auth, JWT_BEARER_GRANT, parameters, opts),
+    process: (response) => oauth.processGenericTokenEndpointResponse(as, client.client, response),
+  });
 }
 
 /** The client at the identity provider: its own ID and secret, or a public client. */
@@ -83,14 +72,14 @@ export async function exchangeForIdJag(
   assertSecureEndpoint(endpoint, ctx.redactor);
   const as: oauth.AuthorizationServer = { issuer: endpoint.origin, token_endpoint: endpoint.href };
   const client = await idpClient(idp);
-  const parameters: Record<string, string> = {
+  const parameters = {
     requested_token_type: ID_JAG_TYPE,
     subject_token: idToken,
     subject_token_type: ID_TOKEN_TYPE,
     audience,
     resource,
+    ...scopeParameter(scopes),
   };
-  if (scopes?.length) parameters.scope = scopes.join(" ");
   let granted: oauth.TokenEndpointResponse;
   try {
     const response = await oauth.genericTokenEndpointRequest(

@@ -38,7 +38,7 @@ export function options(ctx: AuthFetchContext, dpop?: DpopKey) {
  * answers `use_dpop_nonce` (RFC 9449 §8): oauth4webapi's handle has kept the nonce it sent, so the
  * next proof carries it. At most MAX_DPOP_NONCE_RETRIES times; then the refusal stands.
  */
-export async function withNonceRetry<T>(dpop: DpopKey | undefined, run: () => Promise<T>): Promise<T> {
+async function withNonceRetry<T>(dpop: DpopKey | undefined, run: () => Promise<T>): Promise<T> {
   for (let round = 0; ; round++) {
     try {
       return await run();
@@ -79,7 +79,40 @@ export function tokenFailure(error: unknown, ctx: AuthFetchContext, what: string
   });
 }
 
-export function tokenSet(response: oauth.TokenEndpointResponse, requested: string[] | undefined): TokenSet {
+/** How one grant asks the token endpoint (given the request options) and reads its answer. */
+export interface GrantExchange {
+  request(opts: ReturnType<typeof options>): Promise<Response>;
+  process(response: Response): Promise<oauth.TokenEndpointResponse>;
+}
+
+/**
+ * One token request under the grant's DPoP key, if any: sent with the context's request options,
+ * sent again on `use_dpop_nonce` (withNonceRetry), its processed answer made a TokenSet; whatever
+ * it throws becomes the failure of the `what` (tokenFailure).
+ */
+export async function tokenGrant(
+  what: string,
+  ctx: AuthFetchContext,
+  dpop: DpopKey | undefined,
+  requested: string[] | undefined,
+  exchange: GrantExchange,
+): Promise<TokenSet> {
+  try {
+    return await withNonceRetry(dpop, async () => {
+      const response = await exchange.request(options(ctx, dpop));
+      return tokenSet(await exchange.process(response), requested);
+    });
+  } catch (error) {
+    throw tokenFailure(error, ctx, what);
+  }
+}
+
+/** The `scope` parameter of a token request, when scopes were asked for. */
+export function scopeParameter(scopes: string[] | undefined): { scope?: string } {
+  return scopes?.length ? { scope: scopes.join(" ") } : {};
+}
+
+function tokenSet(response: oauth.TokenEndpointResponse, requested: string[] | undefined): TokenSet {
   const out: TokenSet = { accessToken: response.access_token };
   if (response.token_type === "dpop") out.tokenType = "DPoP";
   if (response.refresh_token) out.refreshToken = response.refresh_token;
@@ -174,22 +207,19 @@ export async function authorizationCode(
       cause: error,
     });
   }
-  try {
-    return await withNonceRetry(req.dpop, async () => {
-      const response = await oauth.authorizationCodeGrantRequest(
+  return tokenGrant("authorization code", ctx, req.dpop, req.scopes, {
+    request: (opts) =>
+      oauth.authorizationCodeGrantRequest(
         as,
         client.client,
         client.auth,
         validated,
         req.redirect.redirectUri,
         verifier,
-        { ...options(ctx, req.dpop), additionalParameters: { resource: req.resource } },
-      );
-      return tokenSet(await oauth.processAuthorizationCodeResponse(as, client.client, response), req.scopes);
-    });
-  } catch (error) {
-    throw tokenFailure(error, ctx, "authorization code");
-  }
+        { ...opts, additionalParameters: { resource: req.resource } },
+      ),
+    process: (response) => oauth.processAuthorizationCodeResponse(as, client.client, response),
+  });
 }
 
 /** The client credentials grant (RFC 6749 §4.4), for clients acting on their own behalf. */
@@ -201,22 +231,11 @@ export async function clientCredentials(
   ctx: AuthFetchContext,
   dpop?: DpopKey,
 ): Promise<TokenSet> {
-  const parameters: Record<string, string> = { resource };
-  if (scopes?.length) parameters.scope = scopes.join(" ");
-  try {
-    return await withNonceRetry(dpop, async () => {
-      const response = await oauth.clientCredentialsGrantRequest(
-        as,
-        client.client,
-        client.auth,
-        parameters,
-        options(ctx, dpop),
-      );
-      return tokenSet(await oauth.processClientCredentialsResponse(as, client.client, response), scopes);
-    });
-  } catch (error) {
-    throw tokenFailure(error, ctx, "client credentials");
-  }
+  const parameters = { resource, ...scopeParameter(scopes) };
+  return tokenGrant("client credentials", ctx, dpop, scopes, {
+    request: (opts) => oauth.clientCredentialsGrantRequest(as, client.client, client.auth, parameters, opts),
+    process: (response) => oauth.processClientCredentialsResponse(as, client.client, response),
+  });
 }
 
 /**
@@ -231,26 +250,17 @@ export async function refresh(
   ctx: AuthFetchContext,
   dpop?: DpopKey,
 ): Promise<TokenSet> {
-  try {
-    const next = await withNonceRetry(dpop, async () => {
-      const response = await oauth.refreshTokenGrantRequest(
-        as,
-        client.client,
-        client.auth,
-        current.refreshToken,
-        {
-          ...options(ctx, dpop),
-          additionalParameters: { resource },
-        },
-      );
-      return tokenSet(await oauth.processRefreshTokenResponse(as, client.client, response), undefined);
-    });
-    return {
-      ...next,
-      refreshToken: next.refreshToken ?? current.refreshToken,
-      scope: next.scope ?? current.scope,
-    };
-  } catch (error) {
-    throw tokenFailure(error, ctx, "refresh token");
-  }
+  const next = await tokenGrant("refresh token", ctx, dpop, undefined, {
+    request: (opts) =>
+      oauth.refreshTokenGrantRequest(as, client.client, client.auth, current.refreshToken, {
+        ...opts,
+        additionalParameters: { resource },
+      }),
+    process: (response) => oauth.processRefreshTokenResponse(as, client.client, response),
+  });
+  return {
+    ...next,
+    refreshToken: next.refreshToken ?? current.refreshToken,
+    scope: next.scope ?? current.scope,
+  };
 }

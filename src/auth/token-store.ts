@@ -1,7 +1,6 @@
-import { chmodSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { writeFileAtomic } from "../files/atomic-write.ts";
+import { MemoryRecords, RecordFile } from "../files/record-store.ts";
 import type { AuthRecord, TokenStore } from "../options/token-store.ts";
 
 /** The key for a server's tokens: its origin and path (never its query, which may hold a key). */
@@ -14,18 +13,7 @@ export function clientKey(issuer: string): string {
   return `client ${issuer}`;
 }
 
-export class MemoryTokenStore implements TokenStore {
-  readonly #map = new Map<string, AuthRecord>();
-  get(key: string): AuthRecord | undefined {
-    return this.#map.get(key);
-  }
-  set(key: string, record: AuthRecord): void {
-    this.#map.set(key, record);
-  }
-  delete(key: string): void {
-    this.#map.delete(key);
-  }
-}
+export class MemoryTokenStore extends MemoryRecords<AuthRecord> implements TokenStore {}
 
 /** Shared by every connect() in this process that brings no store of its own. */
 export const processTokenStore = new MemoryTokenStore();
@@ -36,11 +24,6 @@ export function configDir(env: NodeJS.ProcessEnv = process.env, platform = proce
   if (platform === "darwin") return join(homedir(), "Library", "Application Support", "tether");
   if (platform === "win32") return join(env.APPDATA ?? join(homedir(), "AppData", "Roaming"), "tether");
   return join(env.XDG_CONFIG_HOME ?? join(homedir(), ".config"), "tether");
-}
-
-interface FileShape {
-  version: 1;
-  records: Record<string, AuthRecord>;
 }
 
 /** The file never grows past this many records; the oldest written go first. */
@@ -63,44 +46,30 @@ function isRecord(value: unknown): value is AuthRecord {
  * read is tightened when it is read; an unreadable one counts as empty. A failed write throws.
  */
 export class FileTokenStore implements TokenStore {
-  readonly #path: string;
+  readonly #file: RecordFile<AuthRecord>;
 
   constructor(dir: string = configDir()) {
-    this.#path = join(dir, "auth.json");
-  }
-
-  #read(): FileShape {
-    try {
-      if ((statSync(this.#path).mode & 0o077) !== 0) chmodSync(this.#path, 0o600);
-      const doc = JSON.parse(readFileSync(this.#path, "utf8")) as FileShape;
-      if (doc?.version === 1 && typeof doc.records === "object" && doc.records !== null) return doc;
-    } catch {
-      // Missing or torn: nothing stored.
-    }
-    return { version: 1, records: {} };
-  }
-
-  #write(doc: FileShape): void {
-    const entries = Object.entries(doc.records).slice(-MAX_RECORDS);
-    writeFileAtomic(this.#path, JSON.stringify({ version: 1, records: Object.fromEntries(entries) }));
+    this.#file = new RecordFile(join(dir, "auth.json"), {
+      field: "records",
+      keep: (entries) => entries.slice(-MAX_RECORDS),
+      ownerOnly: true,
+    });
   }
 
   get(key: string): AuthRecord | undefined {
-    const record = this.#read().records[key];
+    const record = this.#file.read()[key];
     return isRecord(record) ? record : undefined;
   }
 
   set(key: string, record: AuthRecord): void {
-    const doc = this.#read();
-    delete doc.records[key];
-    doc.records[key] = record;
-    this.#write(doc);
+    const records = this.#file.read();
+    // Written last, so that it is the newest: the bound drops the oldest written first.
+    delete records[key];
+    records[key] = record;
+    this.#file.write(records);
   }
 
   delete(key: string): void {
-    const doc = this.#read();
-    if (!(key in doc.records)) return;
-    delete doc.records[key];
-    this.#write(doc);
+    this.#file.delete(key);
   }
 }

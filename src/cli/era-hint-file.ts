@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { writeFileAtomic } from "../files/atomic-write.ts";
+import { RecordFile } from "../files/record-store.ts";
 import type { EraHint, EraHintStore, StoredDiscover } from "../protocol/era-hints.ts";
 
 /** Hints older than this are ignored: servers get upgraded. */
@@ -14,10 +13,8 @@ const MAX_HINTS = 500;
  */
 const MAX_DISCOVER_CHARS = 16 * 1024;
 
-interface FileShape {
-  version: 1;
-  hints: Record<string, EraHint & { at: number }>;
-}
+/** A hint as the file holds it: when it was written beside what it says. */
+type StoredHint = EraHint & { at: number };
 
 /** The user's cache folder for tether (TETHER_CACHE_DIR overrides it). */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
@@ -29,41 +26,24 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform = proces
 }
 
 /**
- * The CLI's era hints, in one small JSON file keyed by hashed server identities. Every write goes
- * to a temporary file that is renamed over the old one, so concurrent writers can lose a hint but
- * never leave a torn file; an unreadable file is treated as empty. Failures to write are ignored:
- * a hint is an optimisation, never a requirement.
+ * The CLI's era hints, in one small JSON file (`era-hints.json`, a RecordFile) keyed by hashed
+ * server identities; an unreadable file is treated as empty. Failures to write are ignored: a
+ * read-only home or a full disk costs a probe next time, nothing more, for a hint is an
+ * optimisation, never a requirement.
  */
 export class FileEraHints implements EraHintStore {
-  readonly #path: string;
+  readonly #file: RecordFile<StoredHint>;
 
   constructor(dir: string = cacheDir()) {
-    this.#path = join(dir, "era-hints.json");
-  }
-
-  #read(): FileShape {
-    try {
-      const doc = JSON.parse(readFileSync(this.#path, "utf8")) as FileShape;
-      if (doc?.version === 1 && typeof doc.hints === "object" && doc.hints !== null) return doc;
-    } catch {
-      // Missing or torn: start afresh.
-    }
-    return { version: 1, hints: {} };
-  }
-
-  #write(doc: FileShape): void {
-    try {
-      const entries = Object.entries(doc.hints)
-        .sort((a, b) => b[1].at - a[1].at)
-        .slice(0, MAX_HINTS);
-      writeFileAtomic(this.#path, JSON.stringify({ version: 1, hints: Object.fromEntries(entries) }));
-    } catch {
-      // A read-only home or a full disk costs a probe next time, nothing more.
-    }
+    this.#file = new RecordFile(join(dir, "era-hints.json"), {
+      field: "hints",
+      keep: (entries) => entries.sort((a, b) => b[1].at - a[1].at).slice(0, MAX_HINTS),
+      quiet: true,
+    });
   }
 
   get(key: string): EraHint | undefined {
-    const hint = this.#read().hints[key];
+    const hint = this.#file.read()[key];
     if (!hint || Date.now() - hint.at > HINT_TTL_MS) return undefined;
     if (
       (hint.era !== "legacy" && hint.era !== "modern") ||
@@ -76,8 +56,8 @@ export class FileEraHints implements EraHintStore {
   }
 
   set(key: string, hint: EraHint): void {
-    const doc = this.#read();
-    const old = doc.hints[key];
+    const hints = this.#file.read();
+    const old = hints[key];
     const discover =
       hint.discover && JSON.stringify(hint.discover).length <= MAX_DISCOVER_CHARS ? hint.discover : undefined;
     if (
@@ -88,15 +68,12 @@ export class FileEraHints implements EraHintStore {
       Date.now() - old.at < HINT_TTL_MS / 2
     )
       return;
-    doc.hints[key] = { era: hint.era, mode: hint.mode, ...(discover ? { discover } : {}), at: Date.now() };
-    this.#write(doc);
+    hints[key] = { era: hint.era, mode: hint.mode, ...(discover ? { discover } : {}), at: Date.now() };
+    this.#file.write(hints);
   }
 
   delete(key: string): void {
-    const doc = this.#read();
-    if (!(key in doc.hints)) return;
-    delete doc.hints[key];
-    this.#write(doc);
+    this.#file.delete(key);
   }
 }
 

@@ -70,19 +70,8 @@ export type AudioContent = {
   _meta?: JsonObject;
 };
 
-/** A pointer to a resource the client may read (it need not appear in `resources/list`). */
-export type ResourceLink = {
-  type: "resource_link";
-  uri: string;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  size?: number;
-  icons?: Icon[];
-  annotations?: Annotations;
-  _meta?: JsonObject;
-};
+/** A pointer to a resource the client may read (it need not appear in `resources/list`): a Resource, typed. */
+export type ResourceLink = { type: "resource_link" } & Resource;
 
 /** A resource's contents carried inline. */
 export type EmbeddedResource = {

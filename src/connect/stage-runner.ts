@@ -95,39 +95,37 @@ export class StageRunner {
     const scope = this.#deadline.stage(limitMs, reason);
     try {
       const value = await exchange(scope.signal);
-      const durationMs = this.#deadline.elapsedMs() - started;
-      this.timings.push({ stage, durationMs, ok: true });
-      events.emit({
-        type: "stage_end",
-        stage,
-        ok: true,
-        durationMs,
-        elapsedMs: this.#deadline.elapsedMs(),
-        mode,
-        attempt,
-      });
+      this.#ended(stage, started, undefined);
       return value;
     } catch (error) {
-      const failure = this.label(error);
-      const durationMs = this.#deadline.elapsedMs() - started;
-      this.timings.push({ stage, durationMs, ok: false });
-      events.emit({
-        type: "stage_end",
-        stage,
-        ok: false,
-        durationMs,
-        elapsedMs: this.#deadline.elapsedMs(),
-        mode,
-        attempt,
+      this.#ended(stage, started, this.label(error));
+      throw error;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /** Records a stage's timing and reports its stage_end; a failed stage's with its label. */
+  #ended(stage: Stage, started: number, failure: TetherError | undefined): void {
+    const { events, mode, attempt } = this.#report;
+    const durationMs = this.#deadline.elapsedMs() - started;
+    const ok = failure === undefined;
+    this.timings.push({ stage, durationMs, ok });
+    events.emit({
+      type: "stage_end",
+      stage,
+      ok,
+      durationMs,
+      elapsedMs: this.#deadline.elapsedMs(),
+      mode,
+      attempt,
+      ...(failure && {
         code: failure.code,
         reason: failure.reason,
         httpStatus: failure.httpStatus,
         rpcCode: failure.rpcCode,
         cancellation: failure.cancellation,
-      });
-      throw error;
-    } finally {
-      scope.dispose();
-    }
+      }),
+    });
   }
 }

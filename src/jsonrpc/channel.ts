@@ -1,4 +1,4 @@
-import type { Era, TransportMode } from "../errors/codes.ts";
+import type { TransportMode } from "../errors/codes.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import { type Abortable, signalOf } from "../lifecycle/cancellation.ts";
 import type { Unsubscribe } from "../lifecycle/listeners.ts";
@@ -50,6 +50,17 @@ export class RequestSendContext implements SendContext {
 }
 
 /**
+ * What a transport is told once a version is negotiated, in its own terms: the bytes to add and
+ * whether the server keeps a session. The era and the version table stay with the protocol layer.
+ */
+export interface ChannelTerms {
+  /** Headers every later request carries (HTTP only): up to 2025-11-25, MCP-Protocol-Version from 2025-06-18 on. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The server keeps no session (2026-07-28): no Mcp-Session-Id, no standalone GET stream, no closing DELETE. */
+  readonly stateless: boolean;
+}
+
+/**
  * The small interface every transport implements. A transport owns its resources (child process,
  * streams, sockets) and disposes them exactly once, in `close()`. It reports a fatal failure of
  * its channel once, through `onClose`; failures of one exchange reject that exchange's `send`.
@@ -67,8 +78,8 @@ export interface Transport {
   onMessage(listener: (message: JsonRpcMessage, bytes: number) => void): Unsubscribe;
   /** The channel failed or ended; called at most once. */
   onClose(listener: (error: TetherError) => void): Unsubscribe;
-  /** Told the negotiated version once it is known (HTTP sends it as a header on later requests). */
-  negotiated?(version: string, era: Era): void;
+  /** Told the negotiated terms once they are known (HTTP adds their headers to later requests). */
+  negotiated?(terms: ChannelTerms): void;
   /** Told once establishment is complete and the client is handed over (HTTP opens its optional GET stream). */
   opened?(): void;
   /**

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Era, TransportMode } from "../errors/codes.ts";
+import { MemoryRecords } from "../files/record-store.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { chooseVersion, type VersionPolicy } from "./version-policy.ts";
 import { eraOf, type ProtocolVersion } from "./versions.ts";
@@ -66,18 +67,7 @@ export interface EraHintStore {
   delete(key: string): void;
 }
 
-export class MemoryEraHints implements EraHintStore {
-  readonly #map = new Map<string, EraHint>();
-  get(key: string): EraHint | undefined {
-    return this.#map.get(key);
-  }
-  set(key: string, hint: EraHint): void {
-    this.#map.set(key, hint);
-  }
-  delete(key: string): void {
-    this.#map.delete(key);
-  }
-}
+export class MemoryEraHints extends MemoryRecords<EraHint> implements EraHintStore {}
 
 /** Shared by every connect() in this process that brings no store of its own. */
 export const processEraHints = new MemoryEraHints();

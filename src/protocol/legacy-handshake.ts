@@ -1,7 +1,19 @@
+import type { ChannelTerms } from "../jsonrpc/channel.ts";
 import type { Session } from "../jsonrpc/session.ts";
 import { type HandshakeContext, type Negotiated, serverFacts } from "./handshake.ts";
 import { acceptsLegacyAnswer, legacyRequestVersion, versionMismatch } from "./version-policy.ts";
-import { isKnownVersion } from "./versions.ts";
+import { atLeast, isKnownVersion, type ProtocolVersion } from "./versions.ts";
+
+/**
+ * What a legacy session asks of its transport: the server keeps a session, and from 2025-06-18 on
+ * every later HTTP request names the negotiated version in MCP-Protocol-Version.
+ */
+export function legacyTerms(version: ProtocolVersion): ChannelTerms {
+  return {
+    headers: atLeast(version, "2025-06-18") ? { "mcp-protocol-version": version } : {},
+    stateless: false,
+  };
+}
 
 /**
  * The legacy handshake on an open session: `initialize` at the version the policy asks for, the
@@ -29,7 +41,7 @@ export async function legacyHandshake(session: Session, ctx: HandshakeContext): 
       where,
     );
   if (!acceptsLegacyAnswer(ctx.policy, offered)) throw versionMismatch(ctx.policy, offered, where);
-  session.transport.negotiated?.(offered, "legacy");
+  session.transport.negotiated?.(legacyTerms(offered));
   await ctx.stage("initialized", undefined, "initialized_timeout", (signal) =>
     session.notify("notifications/initialized", undefined, signal),
   );

@@ -34,7 +34,8 @@ export function modernRequest(
 
 /** A discover result at `version` as the negotiation's outcome; the transport is told the era. */
 export function modernNegotiated(session: Session, version: ProtocolVersion, result: JsonObject): Negotiated {
-  session.transport.negotiated?.(version, "modern");
+  // Each modern request carries its own headers (modernHeaders); the server keeps no session.
+  session.transport.negotiated?.({ headers: {}, stateless: true });
   return {
     era: "modern",
     protocolVersion: version,

@@ -5,6 +5,7 @@ import { Interrupt } from "../errors/interrupt.ts";
 import { RpcReplyError } from "../errors/rpc-reply-error.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import { classifyProbe } from "./era-evidence.ts";
+import { legacyTerms } from "./legacy-handshake.ts";
 import { encodeHeaderValue, headerParamsOf, modernHeaders } from "./modern-headers.ts";
 import { atLeast, bestCommon, eraOf, rank } from "./versions.ts";
 
@@ -100,12 +101,26 @@ test("N5: the probe classifier, row by row", () => {
   assert.ok(answered.era === "legacy" && !answered.fresh, "an answered probe leaves the process reusable");
 });
 
+test("N8: a legacy session tells its transport the version header from 2025-06-18 on, and that it keeps a session", () => {
+  assert.deepEqual(legacyTerms("2024-11-05"), { headers: {}, stateless: false });
+  assert.deepEqual(legacyTerms("2025-03-26"), { headers: {}, stateless: false });
+  assert.deepEqual(legacyTerms("2025-06-18"), {
+    headers: { "mcp-protocol-version": "2025-06-18" },
+    stateless: false,
+  });
+  assert.deepEqual(legacyTerms("2025-11-25").headers, { "mcp-protocol-version": "2025-11-25" });
+});
+
 test("N8: header values are encoded per the spec's table", () => {
-  assert.equal(encodeHeaderValue("us-west1"), "us-west1");
-  assert.equal(encodeHeaderValue("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-  assert.equal(encodeHeaderValue(" padded "), "=?base64?IHBhZGRlZCA=?=");
-  assert.equal(encodeHeaderValue("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-  assert.equal(encodeHeaderValue("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+  const table: [value: string, encoded: string][] = [
+    ["us-west1", "us-west1"],
+    ["Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="],
+    [" padded ", "=?base64?IHBhZGRlZCA=?="],
+    ["line1\nline2", "=?base64?bGluZTEKbGluZTI=?="],
+    ["=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="],
+  ];
+  for (const [value, encoded] of table)
+    assert.equal(encodeHeaderValue(value), encoded, JSON.stringify(value));
 });
 
 test("N8: modern requests mirror method, name and x-mcp-header arguments into headers", () => {

@@ -8,31 +8,11 @@
 import type {
   CallOptions,
   Client,
-  CompletionArgument,
-  CompletionContext,
-  ListKind,
   OperationOptions,
   TaskCallOptions,
   TaskRunOptions,
 } from "../client/api.ts";
-import type { NotificationHandler } from "../client/notification-hub.ts";
-import type {
-  CallToolResult,
-  CompleteResult,
-  CompletionRef,
-  CreateTaskResult,
-  GetPromptResult,
-  LoggingLevel,
-  LoggingMessage,
-  Page,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplate,
-  ResourceUpdate,
-  Task,
-  Tool,
-} from "../client/results.ts";
+import type { Task, Tool } from "../client/results.ts";
 import type { Era, TransportMode } from "../errors/codes.ts";
 import { interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
@@ -71,44 +51,23 @@ type Options = OperationOptions &
   Partial<Pick<TaskRunOptions, "onStatus" | "ttlMs">> &
   Partial<Pick<TaskCallOptions, "task">>;
 
-export class RemoteClient implements Client {
-  readonly protocolVersion: ProtocolVersion;
-  readonly era: Era;
-  readonly transportMode: TransportMode;
-  readonly serverInfo: { name?: string; version?: string } | undefined;
-  readonly serverCapabilities: JsonObject;
-  readonly instructions: string | undefined;
-  readonly stages = [];
-  readonly eraHint = "none" as const;
-  readonly attempts: number;
-  cachedTools: Tool[] | undefined;
-  #ended = false;
+/** A Client on a named session, with what the session said of itself when the command attached. */
+export type RemoteClient = Client & { readonly info: SessionInfo };
 
-  constructor(
-    private readonly link: SessionLink,
-    readonly info: SessionInfo,
-    private readonly budgets: CommandBudgets = {},
-  ) {
-    this.protocolVersion = info.protocolVersion as ProtocolVersion;
-    this.era = info.era as Era;
-    this.transportMode = info.transportMode as TransportMode;
-    this.serverInfo = info.serverInfo;
-    this.serverCapabilities = info.serverCapabilities as JsonObject;
-    this.instructions = info.instructions;
-    this.attempts = info.attempts;
-  }
-
-  get state(): "open" | "closed" {
-    return this.#ended || this.link.closed ? "closed" : "open";
-  }
+/**
+ * The client on a session: facts from the session's info; each operation forwarded as it is
+ * (its parameters and result typed by the `Client` interface it is written against).
+ */
+function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudgets): RemoteClient {
+  let ended = false;
+  let cachedTools: Tool[] | undefined;
 
   /** Runs one operation in the session. */
-  #op<T>(method: Operation, args: unknown[], options: Options = {}): Promise<T> {
+  const op = <T>(method: Operation, args: unknown[], options: Options = {}): Promise<T> => {
     const discovery = DISCOVERY_OPERATIONS.has(method);
-    const timeoutMs =
-      options.timeoutMs ?? (discovery ? this.budgets.discoveryTimeoutMs : this.budgets.callTimeoutMs);
+    const timeoutMs = options.timeoutMs ?? (discovery ? budgets.discoveryTimeoutMs : budgets.callTimeoutMs);
     const maxResponseBytes =
-      options.maxResponseBytes ?? (discovery ? this.budgets.discoveryMaxBytes : this.budgets.callMaxBytes);
+      options.maxResponseBytes ?? (discovery ? budgets.discoveryMaxBytes : budgets.callMaxBytes);
     const wire: Frame = {
       timeoutMs,
       maxResponseBytes,
@@ -120,18 +79,18 @@ export class RemoteClient implements Client {
       status: options.onStatus !== undefined,
     };
     const signal = options.signal;
-    const name = this.info.name;
+    const name = info.name;
     const sent = method === "callTool" || method === "callToolAsTask" || method === "request";
     return new Promise<T>((resolve, reject) => {
       if (signal?.aborted) return reject(cancelled(signal.reason));
       let guard: NodeJS.Timeout | undefined;
       const finish = (fn: () => void) => {
-        this.link.release(id);
+        link.release(id);
         signal?.removeEventListener("abort", onAbort);
         if (guard) clearTimeout(guard);
         fn();
       };
-      const id = this.link.request(
+      const id = link.request(
         { op: "call", session: name, method, args: args.map((a) => a ?? null), options: wire },
         (f) => {
           if ("progress" in f) quietly(() => options.onProgress?.(f.progress as never));
@@ -147,7 +106,7 @@ export class RemoteClient implements Client {
         },
       );
       // A daemon that stops answering altogether cannot hold the command past its budget.
-      const budget = options.maxTotalTimeoutMs ?? timeoutMs ?? this.info.callTimeoutMs;
+      const budget = options.maxTotalTimeoutMs ?? timeoutMs ?? info.callTimeoutMs;
       guard = setTimeout(
         () => finish(() => reject(stuck(budget))),
         (options.resetTimeoutOnProgress && !options.maxTotalTimeoutMs ? 10 : 1) * budget + LOCAL_GRACE_MS,
@@ -156,19 +115,23 @@ export class RemoteClient implements Client {
       // The cancel goes to the daemon, whose client tells the server; its answer (cancelled)
       // settles the operation, or the local grace does.
       const onAbort = () => {
-        this.link.tell({ op: "cancel", target: id });
+        link.tell({ op: "cancel", target: id });
         if (guard) clearTimeout(guard);
         guard = setTimeout(() => finish(() => reject(cancelled(signal?.reason))), LOCAL_GRACE_MS);
         guard.unref();
       };
       signal?.addEventListener("abort", onAbort, { once: true });
     });
-  }
+  };
 
   /** Subscribes to one notification stream of the session; the daemon forwards each as it arrives. */
-  #listen(kind: ListenKind, handler: (payload: never) => void | Promise<void>, method?: string): () => void {
+  const listen = (
+    kind: ListenKind,
+    handler: (payload: never) => void | Promise<void>,
+    method?: string,
+  ): (() => void) => {
     let stopped = false;
-    const id = this.link.request({ op: "listen", session: this.info.name, kind, method }, (f) => {
+    const id = link.request({ op: "listen", session: info.name, kind, method }, (f) => {
       if ("notification" in f && !stopped)
         // Handlers run detached: one that throws or never settles cannot stall the link.
         queueMicrotask(() => {
@@ -176,136 +139,81 @@ export class RemoteClient implements Client {
             .then(() => handler(f.notification as never))
             .catch(() => {});
         });
-      else if ("error" in f || f.closed === true) this.#ended = true;
+      else if ("error" in f || f.closed === true) ended = true;
     });
     return () => {
       if (stopped) return;
       stopped = true;
-      this.link.tell({ op: "unlisten", target: id });
-      this.link.release(id);
+      link.tell({ op: "unlisten", target: id });
+      link.release(id);
     };
-  }
+  };
 
-  ping(options?: OperationOptions): Promise<void> {
-    return this.#op("ping", [], options);
-  }
-  async listTools(options?: OperationOptions): Promise<Tool[]> {
-    const tools = await this.#op<Tool[]>("listTools", [], options);
-    this.cachedTools = tools;
-    return tools;
-  }
-  listToolsPage(cursor?: string, options?: OperationOptions): Promise<Page<Tool>> {
-    return this.#op("listToolsPage", [cursor], options);
-  }
-  callTool(
-    name: string,
-    args: JsonObject,
-    options: TaskCallOptions,
-  ): Promise<CallToolResult | CreateTaskResult>;
-  callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
-  callTool(
-    name: string,
-    args?: JsonObject,
-    options?: CallOptions | TaskCallOptions,
-  ): Promise<CallToolResult | CreateTaskResult> {
-    return this.#op("callTool", [name, args ?? {}], options);
-  }
-  callToolAsTask(name: string, args?: JsonObject, options?: TaskRunOptions): Promise<CallToolResult> {
-    return this.#op("callToolAsTask", [name, args ?? {}], options);
-  }
-  listResources(options?: OperationOptions): Promise<Resource[]> {
-    return this.#op("listResources", [], options);
-  }
-  listResourcesPage(cursor?: string, options?: OperationOptions): Promise<Page<Resource>> {
-    return this.#op("listResourcesPage", [cursor], options);
-  }
-  listResourceTemplates(options?: OperationOptions): Promise<ResourceTemplate[]> {
-    return this.#op("listResourceTemplates", [], options);
-  }
-  listResourceTemplatesPage(cursor?: string, options?: OperationOptions): Promise<Page<ResourceTemplate>> {
-    return this.#op("listResourceTemplatesPage", [cursor], options);
-  }
-  readResource(uri: string, options?: OperationOptions): Promise<ReadResourceResult> {
-    return this.#op("readResource", [uri], options);
-  }
-  subscribeResource(uri: string, options?: OperationOptions): Promise<void> {
-    return this.#op("subscribeResource", [uri], options);
-  }
-  unsubscribeResource(uri: string, options?: OperationOptions): Promise<void> {
-    return this.#op("unsubscribeResource", [uri], options);
-  }
-  listPrompts(options?: OperationOptions): Promise<Prompt[]> {
-    return this.#op("listPrompts", [], options);
-  }
-  listPromptsPage(cursor?: string, options?: OperationOptions): Promise<Page<Prompt>> {
-    return this.#op("listPromptsPage", [cursor], options);
-  }
-  getPrompt(
-    name: string,
-    args?: Record<string, string>,
-    options?: OperationOptions,
-  ): Promise<GetPromptResult> {
-    return this.#op("getPrompt", [name, args], options);
-  }
-  complete(
-    ref: CompletionRef,
-    argument: CompletionArgument,
-    context?: CompletionContext,
-    options?: OperationOptions,
-  ): Promise<CompleteResult> {
-    return this.#op("complete", [ref, argument, context], options);
-  }
-  setLoggingLevel(level: LoggingLevel, options?: OperationOptions): Promise<void> {
-    return this.#op("setLoggingLevel", [level], options);
-  }
-  getTask(taskId: string, options?: OperationOptions): Promise<Task> {
-    return this.#op("getTask", [taskId], options);
-  }
-  getTaskResult(taskId: string, options?: OperationOptions): Promise<CallToolResult> {
-    return this.#op("getTaskResult", [taskId], options);
-  }
-  listTasks(options?: OperationOptions): Promise<Task[]> {
-    return this.#op("listTasks", [], options);
-  }
-  listTasksPage(cursor?: string, options?: OperationOptions): Promise<Page<Task>> {
-    return this.#op("listTasksPage", [cursor], options);
-  }
-  async cancelTask(taskId: string, options?: OperationOptions): Promise<Task | undefined> {
-    return (await this.#op<Task | null>("cancelTask", [taskId], options)) ?? undefined;
-  }
-  request(method: string, params?: JsonObject, options?: CallOptions): Promise<JsonObject> {
-    return this.#op("request", [method, params], options);
-  }
-  async notify(method: string, params?: JsonObject, options?: OperationOptions): Promise<void> {
-    await this.#op("notify", [method, params], options);
-  }
+  return {
+    info,
+    protocolVersion: info.protocolVersion as ProtocolVersion,
+    era: info.era as Era,
+    transportMode: info.transportMode as TransportMode,
+    serverInfo: info.serverInfo,
+    serverCapabilities: info.serverCapabilities as JsonObject,
+    instructions: info.instructions,
+    stages: [],
+    eraHint: "none",
+    attempts: info.attempts,
+    get state() {
+      return ended || link.closed ? "closed" : "open";
+    },
+    get cachedTools() {
+      return cachedTools;
+    },
 
-  onNotification(method: string, handler: NotificationHandler): () => void {
-    return this.#listen("notification", handler, method);
-  }
-  onLogMessage(handler: (message: LoggingMessage) => void | Promise<void>): () => void {
-    return this.#listen("log", handler);
-  }
-  onListChanged(kind: ListKind, handler: () => void | Promise<void>): () => void {
-    return this.#listen(`list_changed_${kind}`, handler);
-  }
-  onResourceUpdated(handler: (update: ResourceUpdate) => void | Promise<void>): () => void {
-    return this.#listen("resource_updated", handler);
-  }
-  onTaskStatus(handler: (task: Task) => void | Promise<void>): () => void {
-    return this.#listen("task_status", handler);
-  }
+    ping: (options) => op("ping", [], options),
+    listTools: async (options) => {
+      const tools = await op<Tool[]>("listTools", [], options);
+      cachedTools = tools;
+      return tools;
+    },
+    listToolsPage: (cursor, options) => op("listToolsPage", [cursor], options),
+    callTool: (name, args, options) => op("callTool", [name, args ?? {}], options),
+    callToolAsTask: (name, args, options) => op("callToolAsTask", [name, args ?? {}], options),
+    listResources: (options) => op("listResources", [], options),
+    listResourcesPage: (cursor, options) => op("listResourcesPage", [cursor], options),
+    listResourceTemplates: (options) => op("listResourceTemplates", [], options),
+    listResourceTemplatesPage: (cursor, options) => op("listResourceTemplatesPage", [cursor], options),
+    readResource: (uri, options) => op("readResource", [uri], options),
+    subscribeResource: (uri, options) => op("subscribeResource", [uri], options),
+    unsubscribeResource: (uri, options) => op("unsubscribeResource", [uri], options),
+    listPrompts: (options) => op("listPrompts", [], options),
+    listPromptsPage: (cursor, options) => op("listPromptsPage", [cursor], options),
+    getPrompt: (name, args, options) => op("getPrompt", [name, args], options),
+    complete: (ref, argument, context, options) => op("complete", [ref, argument, context], options),
+    setLoggingLevel: (level, options) => op("setLoggingLevel", [level], options),
+    getTask: (taskId, options) => op("getTask", [taskId], options),
+    getTaskResult: (taskId, options) => op("getTaskResult", [taskId], options),
+    listTasks: (options) => op("listTasks", [], options),
+    listTasksPage: (cursor, options) => op("listTasksPage", [cursor], options),
+    cancelTask: async (taskId, options) =>
+      (await op<Task | null>("cancelTask", [taskId], options)) ?? undefined,
+    request: (method, params, options) => op("request", [method, params], options),
+    notify: async (method, params, options) => {
+      await op("notify", [method, params], options);
+    },
 
-  /** Ends this command's link; the session itself stays up. */
-  /** The session process has already redacted everything it sends with its connection's secrets, which a command never holds. */
-  redact<T>(value: T): T {
-    return value;
-  }
+    onNotification: (method, handler) => listen("notification", handler, method),
+    onLogMessage: (handler) => listen("log", handler),
+    onListChanged: (kind, handler) => listen(`list_changed_${kind}`, handler),
+    onResourceUpdated: (handler) => listen("resource_updated", handler),
+    onTaskStatus: (handler) => listen("task_status", handler),
 
-  async close(): Promise<void> {
-    this.#ended = true;
-    this.link.close();
-  }
+    /** The session process already redacted what it sent, with secrets a command never holds. */
+    redact: (value) => value,
+
+    /** Ends this command's link; the session itself stays up. */
+    close: async () => {
+      ended = true;
+      link.close();
+    },
+  };
 }
 
 function quietly(fn: () => void): void {
@@ -354,5 +262,5 @@ export async function attach(
     throw errorFromWire(answer.error);
   }
   if (!("ok" in answer)) throw sessionClosedError(name, "is not running: its session process went away");
-  return new RemoteClient(link, answer.ok as unknown as SessionInfo, budgets);
+  return remoteClient(link, answer.ok as unknown as SessionInfo, budgets);
 }

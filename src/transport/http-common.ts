@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, networkError } from "../errors/failures.ts";
 import { type BodyKind, HttpRejection } from "../errors/http-rejection.ts";
@@ -11,6 +12,7 @@ import { stopWatching, watchAbort } from "../lifecycle/cancellation.ts";
 import type { FetchFn } from "../options/deps.ts";
 import { ByteBudget, readBounded } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
+import { TransportBase } from "./transport.ts";
 
 /** How much of a refused request's body is read to learn what it was; the rest is never read. */
 export const ERROR_BODY_PEEK_BYTES = 16 * 1024;
@@ -78,6 +80,13 @@ export async function rejectionOf(response: Response, signal: AbortSignal): Prom
   return new HttpRejection(response.status, kind, rpc, retry, bytes.byteLength);
 }
 
+/** Where an exchange's failure is reported: its stage and phase, and the redactor for what it quotes. */
+export type FetchWhere = {
+  stage: "http_request" | "sse_endpoint";
+  phase: "discovery" | "call";
+  redactor: Redactor;
+};
+
 /**
  * Runs fetch under the redirect policy (fetch-policy.ts) and maps its failure: an abort passes
  * through as the signal's reason (an Interrupt); a refused redirect is already a TetherError;
@@ -88,7 +97,7 @@ export async function fetchOrFail(
   url: URL,
   init: RequestInit,
   signal: AbortSignal,
-  where: { stage: "http_request" | "sse_endpoint"; phase: "discovery" | "call"; redactor: Redactor },
+  where: FetchWhere,
 ): Promise<Response> {
   try {
     return await fetchWithPolicy(fetchFn, url, init, signal, where);
@@ -124,6 +133,13 @@ export function asTransportError(
  */
 export function discard(response: Response): Promise<void> {
   return response.body ? response.body.cancel().catch(() => {}) : Promise.resolve();
+}
+
+/** A response's event stream; undefined, with the response released, when it is not one. */
+export function eventStreamOf(response: Response): ReadableStream<Uint8Array> | undefined {
+  if (mediaType(response) === "text/event-stream" && response.body) return response.body;
+  discard(response);
+  return undefined;
 }
 
 /**
@@ -166,4 +182,45 @@ export class InflightRequests {
       },
     };
   }
+}
+
+/**
+ * What both HTTP transports share beyond TransportBase: their options, a lifetime whose end stops
+ * every request and stream of the transport, the requests in flight, and a close that happens
+ * once: the channel fails as closed by the client, the lifetime ends, the subclass ends its
+ * session if it keeps one (`endSession`), and the connection pool the transport owns is released.
+ */
+export abstract class HttpTransportBase<O extends HttpOptions> extends TransportBase {
+  protected readonly o: O;
+  protected readonly life = new AbortController();
+  protected readonly inflight = new InflightRequests(this.life.signal);
+  #closing: Promise<void> | undefined;
+
+  constructor(options: O) {
+    super();
+    this.o = options;
+    // The streams, the session's end and the requests in flight (through `inflight`) listen to
+    // the lifetime, a listener each.
+    setMaxListeners(0, this.life.signal);
+  }
+
+  close(_reason?: "failure"): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.fail(
+      closedError({ stage: "close", phase: "call" }, "closed_by_client", "the client closed the connection"),
+    );
+    this.life.abort();
+    try {
+      await this.endSession();
+    } finally {
+      this.o.release?.();
+    }
+  }
+
+  /** Ends the session the transport opened, once its lifetime is over: bounded, best effort. */
+  protected async endSession(): Promise<void> {}
 }

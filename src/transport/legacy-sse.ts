@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, failureFrom, limitError, protocolError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
@@ -9,14 +8,13 @@ import { ByteBudget, boundedChunks } from "./byte-budget.ts";
 import {
   asTransportError,
   discard,
+  eventStreamOf,
   fetchOrFail,
   type HttpOptions,
-  InflightRequests,
-  mediaType,
+  HttpTransportBase,
   rejectionOf,
 } from "./http-common.ts";
 import { InvalidUtf8, SseReader } from "./sse-framer.ts";
-import { TransportBase } from "./transport.ts";
 
 export interface LegacySseOptions extends HttpOptions {
   /** Ceiling for one event on the shared stream (replies and unsolicited messages alike). */
@@ -28,41 +26,30 @@ export interface LegacySseOptions extends HttpOptions {
  * event names the endpoint that takes our POSTs. The stream is shared, so an event over the
  * ceiling closes the session: it cannot be resynchronised.
  */
-export class LegacySseTransport extends TransportBase implements Transport {
+export class LegacySseTransport extends HttpTransportBase<LegacySseOptions> implements Transport {
   readonly mode = "sse" as const;
-  readonly #o: LegacySseOptions;
-  readonly #life = new AbortController();
-  readonly #inflight = new InflightRequests(this.#life.signal);
   #endpoint: URL | undefined;
-  #closing: Promise<void> | undefined;
-
-  constructor(options: LegacySseOptions) {
-    super();
-    this.#o = options;
-    setMaxListeners(0, this.#life.signal);
-  }
 
   /** Opens the stream and resolves when the `endpoint` event arrives; fails at once on anything else. */
   async start(signal: AbortSignal): Promise<void> {
-    const where = { stage: "sse_endpoint" as const, phase: "discovery" as const, redactor: this.#o.redactor };
-    const onAbort = () => this.#life.abort(signal.reason);
+    const where = { stage: "sse_endpoint" as const, phase: "discovery" as const, redactor: this.o.redactor };
+    const onAbort = () => this.life.abort(signal.reason);
     if (signal.aborted) throw signal.reason;
     signal.addEventListener("abort", onAbort, { once: true });
     try {
       const response = await fetchOrFail(
-        this.#o.fetch,
-        this.#o.url,
-        { method: "GET", headers: { ...this.#o.headers, accept: "text/event-stream" } },
-        this.#life.signal,
+        this.o.fetch,
+        this.o.url,
+        { method: "GET", headers: { ...this.o.headers, accept: "text/event-stream" } },
+        this.life.signal,
         where,
       );
-      if (!response.ok) throw await rejectionOf(response, this.#life.signal);
-      if (mediaType(response) !== "text/event-stream" || !response.body) {
-        discard(response);
+      if (!response.ok) throw await rejectionOf(response, this.life.signal);
+      const body = eventStreamOf(response);
+      if (!body)
         throw protocolError(where, "not_event_stream", "the server's stream was not an event stream");
-      }
-      const chunks = boundedChunks(response.body, new ByteBudget(Number.MAX_SAFE_INTEGER), this.#life.signal);
-      const reader = new SseReader(this.#o.maxEventBytes);
+      const chunks = boundedChunks(body, new ByteBudget(Number.MAX_SAFE_INTEGER), this.life.signal);
+      const reader = new SseReader(this.o.maxEventBytes);
       await new Promise<void>((resolve, reject) => {
         let waiting = true;
         const onEvent = (event: { event: string; data: string; bytes: number }) => {
@@ -128,7 +115,7 @@ export class LegacySseTransport extends TransportBase implements Transport {
     }
     if (error instanceof InvalidUtf8)
       return protocolError(w, "invalid_utf8", "the event stream was not valid UTF-8");
-    if (this.#life.signal.aborted) return this.#life.signal.reason ?? error;
+    if (this.life.signal.aborted) return this.life.signal.reason ?? error;
     return asTransportError(error, w);
   }
 
@@ -140,11 +127,11 @@ export class LegacySseTransport extends TransportBase implements Transport {
     if (text === "") throw protocolError(where, "bad_endpoint", "the endpoint event was empty");
     let url: URL;
     try {
-      url = new URL(text, this.#o.url);
+      url = new URL(text, this.o.url);
     } catch {
       throw protocolError(where, "bad_endpoint", "the endpoint event was not a valid URI");
     }
-    if (url.origin !== this.#o.url.origin) {
+    if (url.origin !== this.o.url.origin) {
       throw protocolError(where, "cross_origin_endpoint", "the endpoint event named another origin; refused");
     }
     return url;
@@ -156,19 +143,19 @@ export class LegacySseTransport extends TransportBase implements Transport {
     if (!endpoint)
       throw closedError({ stage: "sse_endpoint", phase: "discovery" }, "eof", "the stream is not open");
     // One controller for this POST, aborted by the message's cancellation or the transport's end.
-    const request = this.#inflight.open(ctx);
+    const request = this.inflight.open(ctx);
     try {
       if (request.signal.aborted) throw request.signal.reason;
       const response = await fetchOrFail(
-        this.#o.fetch,
+        this.o.fetch,
         endpoint,
         {
           method: "POST",
-          headers: { ...this.#o.headers, "content-type": "application/json" },
+          headers: { ...this.o.headers, "content-type": "application/json" },
           body: JSON.stringify(message),
         },
         request.signal,
-        { stage: "http_request", phase: "call", redactor: this.#o.redactor },
+        { stage: "http_request", phase: "call", redactor: this.o.redactor },
       );
       if (!response.ok) throw await rejectionOf(response, request.signal);
       // Awaited, so that the next POST finds this connection free rather than opening another.
@@ -181,22 +168,7 @@ export class LegacySseTransport extends TransportBase implements Transport {
   /** The shared stream is the channel: when it fails, everything riding on it stops too. */
   protected override fail(error: TetherError): boolean {
     const first = super.fail(error);
-    this.#life.abort();
+    this.life.abort();
     return first;
-  }
-
-  close(_reason?: "failure"): Promise<void> {
-    this.#closing ??= (async () => {
-      this.fail(
-        closedError(
-          { stage: "close", phase: "call" },
-          "closed_by_client",
-          "the client closed the connection",
-        ),
-      );
-      this.#life.abort();
-      this.#o.release?.();
-    })();
-    return this.#closing;
   }
 }

@@ -1,27 +1,26 @@
-import { setMaxListeners } from "node:events";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
-import type { Era, Phase } from "../errors/codes.ts";
+import type { Phase } from "../errors/codes.ts";
 import { closedError, limitError, protocolError } from "../errors/failures.ts";
-import type { SendContext, Transport } from "../jsonrpc/channel.ts";
+import type { ChannelTerms, SendContext, Transport } from "../jsonrpc/channel.ts";
 import { type DecodeResult, decodeText } from "../jsonrpc/decode.ts";
 import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { sleep } from "../lifecycle/abort.ts";
 import type { Clock } from "../lifecycle/clock.ts";
-import { atLeast } from "../protocol/versions.ts";
 import { BodyNotUtf8, ByteBudget, boundedChunks } from "./byte-budget.ts";
 import { fetchWithPolicy } from "./fetch-policy.ts";
 import {
   asTransportError,
   discard,
+  eventStreamOf,
+  type FetchWhere,
   fetchOrFail,
   type HttpOptions,
-  InflightRequests,
+  HttpTransportBase,
   mediaType,
   rejectionOf,
 } from "./http-common.ts";
 import { readBoundedMessages } from "./json-reply.ts";
 import { InvalidUtf8, type SseEvent, SseReader } from "./sse-framer.ts";
-import { TransportBase } from "./transport.ts";
 
 /**
  * A POST's reply belongs to that one request: an error there with `id: null` (a server that could
@@ -41,51 +40,37 @@ export const DEFAULT_RESUME_DELAY_MS = 500;
 export interface StreamableHttpOptions extends HttpOptions {
   /** Ceiling for one unsolicited event on the standalone GET stream. */
   maxFrameBytes: number;
-  /** Open the optional server-to-client GET stream after a legacy handshake. */
+  /** Open the optional server-to-client GET stream once a server that keeps a session is negotiated. */
   listen: boolean;
   clock: Clock;
 }
 
 /**
  * Streamable HTTP: every message is its own POST; a request's reply is a JSON body or an SSE
- * stream scoped to it. Legacy sessions (Mcp-Session-Id) and the optional GET stream are kept
- * here; modern (2026-07-28) exchanges are stateless and carry neither.
+ * stream scoped to it. Sessions (Mcp-Session-Id) and the optional GET stream are kept here, until
+ * the negotiated terms say the exchange is stateless (2026-07-28): then it carries neither.
  */
-export class StreamableHttpTransport extends TransportBase implements Transport {
+export class StreamableHttpTransport extends HttpTransportBase<StreamableHttpOptions> implements Transport {
   readonly mode = "streamable-http" as const;
-  readonly #o: StreamableHttpOptions;
-  readonly #life = new AbortController();
-  readonly #inflight = new InflightRequests(this.#life.signal);
   #sessionId: string | undefined;
-  #versionHeader: string | undefined;
-  #era: Era | undefined;
+  /** The negotiated terms' headers, sent on every later request. */
+  #termsHeaders: Readonly<Record<string, string>> = {};
+  #stateless = false;
   #established = false;
-  #closing: Promise<void> | undefined;
-
-  constructor(options: StreamableHttpOptions) {
-    super();
-    this.#o = options;
-    // The GET stream, the session's end and the requests in flight (through #inflight) listen to
-    // the lifetime, a listener each.
-    setMaxListeners(0, this.#life.signal);
-  }
 
   async start(signal: AbortSignal): Promise<void> {
     if (signal.aborted) throw signal.reason;
   }
 
-  negotiated(version: string, era: Era): void {
-    this.#era = era;
+  negotiated(terms: ChannelTerms): void {
     this.#established = true;
-    if (era === "modern") {
-      this.#sessionId = undefined;
-      return;
-    }
-    if (atLeast(version, "2025-06-18")) this.#versionHeader = version;
+    this.#stateless = terms.stateless;
+    this.#termsHeaders = terms.headers;
+    if (terms.stateless) this.#sessionId = undefined;
   }
 
   opened(): void {
-    if (this.#era !== "legacy" || !this.#o.listen || this.closure) return;
+    if (!this.#established || this.#stateless || !this.o.listen || this.closure) return;
     // Started before connect() hands over the client, so the stream's GET goes out ahead of the
     // caller's first request (on the connection the handshake left free; that request opens
     // another). The order is then always the same: a server sees the standalone stream before
@@ -97,30 +82,20 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
   async send(message: JsonRpcMessage, ctx: SendContext): Promise<void> {
     if (this.closure) throw this.closure;
     // One controller for this request, aborted by the call's cancellation or the transport's end.
-    const request = this.#inflight.open(ctx);
+    const request = this.inflight.open(ctx);
     const signal = request.signal;
     const phase: Phase = this.#established ? "call" : "discovery";
-    const where = { stage: "http_request" as const, phase, redactor: this.#o.redactor };
+    const where = { stage: "http_request" as const, phase, redactor: this.o.redactor };
     try {
-      const response = await fetchOrFail(
-        this.#o.fetch,
-        this.#o.url,
-        {
-          method: "POST",
-          headers: {
-            ...this.#o.headers,
-            ...this.#sessionHeaders(),
-            ...ctx.headers,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-          },
-          body: JSON.stringify(message),
-        },
+      const response = await this.#fetch(
+        "POST",
+        { ...ctx.headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
         signal,
         where,
+        JSON.stringify(message),
       );
       const sessionId = response.headers.get("mcp-session-id");
-      if (sessionId && this.#era !== "modern" && !this.#sessionId) this.#sessionId = sessionId;
+      if (sessionId && !this.#stateless && !this.#sessionId) this.#sessionId = sessionId;
       if (!response.ok) {
         const rejection = await rejectionOf(response, signal);
         if (response.status === 404 && this.#sessionId && this.#established) {
@@ -255,50 +230,32 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
       if (lastEventId === undefined || resumptions >= MAX_STREAM_RESUMPTIONS) {
         throw closedError(where, "eof", "the server's reply stream ended without a response");
       }
-      await sleep(this.#o.clock, retryMs ?? DEFAULT_RESUME_DELAY_MS, signal);
-      response = await fetchOrFail(
-        this.#o.fetch,
-        this.#o.url,
-        {
-          method: "GET",
-          headers: {
-            ...this.#o.headers,
-            ...this.#sessionHeaders(),
-            accept: "text/event-stream",
-            "last-event-id": lastEventId,
-          },
-        },
+      await sleep(this.o.clock, retryMs ?? DEFAULT_RESUME_DELAY_MS, signal);
+      response = await this.#fetch(
+        "GET",
+        { accept: "text/event-stream", "last-event-id": lastEventId },
         signal,
         where,
       );
       if (!response.ok) throw await rejectionOf(response, signal);
-      if (mediaType(response) !== "text/event-stream" || !response.body) {
-        discard(response);
+      if (!eventStreamOf(response))
         throw protocolError(where, "unexpected_content_type", "the resumed stream was not an event stream");
-      }
     }
   }
 
   /** The optional server-to-client stream. A 404 or 405 (or any refusal) just means there is none. */
   async #listen(): Promise<void> {
-    const signal = this.#life.signal;
-    const where = { stage: "http_request" as const, phase: "call" as const, redactor: this.#o.redactor };
+    const signal = this.life.signal;
+    const where = { stage: "http_request" as const, phase: "call" as const, redactor: this.o.redactor };
     try {
-      const response = await fetchOrFail(
-        this.#o.fetch,
-        this.#o.url,
-        {
-          method: "GET",
-          headers: { ...this.#o.headers, ...this.#sessionHeaders(), accept: "text/event-stream" },
-        },
-        signal,
-        where,
-      );
-      if (!response.ok || mediaType(response) !== "text/event-stream" || !response.body) {
+      const response = await this.#fetch("GET", { accept: "text/event-stream" }, signal, where);
+      if (!response.ok) {
         discard(response);
         return;
       }
-      const reader = new SseReader(this.#o.maxFrameBytes);
+      const body = eventStreamOf(response);
+      if (!body) return;
+      const reader = new SseReader(this.o.maxFrameBytes);
       const budget = new ByteBudget(Number.MAX_SAFE_INTEGER);
       const onEvent = (event: SseEvent) => {
         if (event.event !== "message" || event.data.trim() === "") return;
@@ -306,7 +263,7 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
         if (!decoded.ok) return;
         for (const m of decoded.messages) this.emitMessage(m, event.bytes);
       };
-      for await (const chunk of boundedChunks(response.body, budget, signal)) reader.push(chunk, onEvent);
+      for await (const chunk of boundedChunks(body, budget, signal)) reader.push(chunk, onEvent);
       reader.end(onEvent);
     } catch (error) {
       if (error instanceof ByteCeilingExceeded) {
@@ -326,35 +283,42 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
     }
   }
 
-  #sessionHeaders(): Record<string, string> {
-    const h: Record<string, string> = {};
-    if (this.#era !== "modern" && this.#sessionId) h["mcp-session-id"] = this.#sessionId;
-    if (this.#era === "legacy" && this.#versionHeader) h["mcp-protocol-version"] = this.#versionHeader;
-    return h;
+  /**
+   * A request's headers: the configured ones, the session's id (none once the terms are
+   * stateless), the negotiated terms' headers, then the request's own.
+   */
+  #headers(own: Readonly<Record<string, string>> = {}): Record<string, string> {
+    const h: Record<string, string> = { ...this.o.headers };
+    if (this.#sessionId) h["mcp-session-id"] = this.#sessionId;
+    return Object.assign(h, this.#termsHeaders, own);
   }
 
-  close(_reason?: "failure"): Promise<void> {
-    this.#closing ??= this.#shutdown().finally(() => this.#o.release?.());
-    return this.#closing;
+  /** One POST or GET to the endpoint, with the request's headers; its failures labelled at `where`. */
+  #fetch(
+    method: "POST" | "GET",
+    own: Readonly<Record<string, string>>,
+    signal: AbortSignal,
+    where: FetchWhere,
+    body?: string,
+  ): Promise<Response> {
+    const headers = this.#headers(own);
+    const init = body === undefined ? { method, headers } : { method, headers, body };
+    return fetchOrFail(this.o.fetch, this.o.url, init, signal, where);
   }
 
-  async #shutdown(): Promise<void> {
-    this.fail(
-      closedError({ stage: "close", phase: "call" }, "closed_by_client", "the client closed the connection"),
-    );
-    this.#life.abort();
-    if (this.#era === "modern" || !this.#sessionId) return;
-    // End the legacy session we opened; a server that does not support DELETE answers 405, which is fine.
+  protected override async endSession(): Promise<void> {
+    if (!this.#sessionId) return;
+    // End the session we opened; a server that does not support DELETE answers 405, which is fine.
     const controller = new AbortController();
-    const timer = this.#o.clock.setTimeout(() => controller.abort(), SESSION_DELETE_TIMEOUT_MS);
+    const timer = this.o.clock.setTimeout(() => controller.abort(), SESSION_DELETE_TIMEOUT_MS);
     try {
       // Raced against the timer too: a caller's fetch that ignores its signal cannot hold close().
       const response = await fetchWithPolicy(
-        this.#o.fetch,
-        this.#o.url,
-        { method: "DELETE", headers: { ...this.#o.headers, ...this.#sessionHeaders() } },
+        this.o.fetch,
+        this.o.url,
+        { method: "DELETE", headers: this.#headers() },
         controller.signal,
-        { stage: "close", phase: "call", redactor: this.#o.redactor },
+        { stage: "close", phase: "call", redactor: this.o.redactor },
       );
       discard(response);
     } catch (error) {
@@ -362,7 +326,7 @@ export class StreamableHttpTransport extends TransportBase implements Transport 
       // than our own timer is still reported.
       if (!controller.signal.aborted) this.cleanupErrors.push(error);
     } finally {
-      this.#o.clock.clearTimeout(timer);
+      this.o.clock.clearTimeout(timer);
     }
   }
 }

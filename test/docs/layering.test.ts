@@ -20,6 +20,20 @@ function layersFromDoc(): Map<string, number> {
   return layers;
 }
 
+/** `never imports `protocol/`` in a row of the layer table: folders a folder must not import though they sit lower. */
+export function forbiddenFromDoc(doc: string): Map<string, string[]> {
+  const forbidden = new Map<string, string[]>();
+  for (const row of doc.matchAll(/^\|\s*\d+\s*\|\s*`([a-z-]+)\/`\s*\|(.*)\|\s*$/gm)) {
+    const phrase = /\bnever imports ((?:`[a-z-]+\/`(?:,\s*|\s+or\s+)?)+)/i.exec(row[2]!);
+    if (phrase)
+      forbidden.set(
+        row[1]!,
+        [...phrase[1]!.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]!),
+      );
+  }
+  return forbidden;
+}
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
@@ -117,6 +131,34 @@ test("layers point down only: no folder imports a folder of its own or a higher 
         `${e.file} (${e.from}, layer ${layers.get(e.from)}) imports ${e.spec} (${e.to}, layer ${layers.get(e.to)})`,
     );
   assert.deepEqual(upward, [], `imports that do not point down:\n${upward.join("\n")}`);
+});
+
+test("transports carry bytes, not eras: transport/ never imports protocol/, nor any folder its row forbids", () => {
+  const forbidden = forbiddenFromDoc(readFileSync(join(root, "docs/architecture.md"), "utf8"));
+  assert.deepEqual(
+    forbidden.get("transport"),
+    ["protocol"],
+    "the table says transport/ never imports protocol/",
+  );
+  const broken = edges()
+    .filter((e) => forbidden.get(e.from)?.includes(e.to))
+    .map((e) => `${e.file} (${e.from}) imports ${e.spec} (${e.to}), which its row in the table forbids`);
+  assert.deepEqual(broken, [], `forbidden imports:\n${broken.join("\n")}`);
+});
+
+test("the table's never-imports phrase is read with one folder or several", () => {
+  const doc = [
+    "| 5 | `transport/` | Bytes. They carry bytes, not eras: never imports `protocol/`. |",
+    "| 6 | `auth/` | OAuth. Never imports `client/`, `connect/` or `cli/`. |",
+    "| 6 | `client/` | The ready client, which imports whatever sits lower. |",
+  ].join("\n");
+  assert.deepEqual(
+    [...forbiddenFromDoc(doc)],
+    [
+      ["transport", ["protocol"]],
+      ["auth", ["client", "connect", "cli"]],
+    ],
+  );
 });
 
 test("no import cycle between folders", () => {
