@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Client } from "../client/api.ts";
-import type { CompletionRef, LoggingLevel } from "../client/results.ts";
+import { type CompletionRef, LOGGING_LEVELS, type LoggingLevel } from "../client/results.ts";
 import { configError, protocolError } from "../errors/failures.ts";
 import { environmentSecrets, Redactor, secretsOf } from "../errors/redact.ts";
 import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
@@ -39,7 +39,7 @@ import { StageLine } from "./stage-line.ts";
 import { StatusLine } from "./status-line.ts";
 import { didYouMean } from "./suggest.ts";
 import { VERSION } from "./version.ts";
-import { LOG_LEVELS, watch } from "./watch.ts";
+import { watch } from "./watch.ts";
 
 const OPTIONS = {
   transport: { type: "string" },
@@ -496,8 +496,8 @@ async function run(
     };
     const json = inv.values.json ?? false;
     const logLevel = inv.values["log-level"];
-    if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel))
-      throw configError("invalid_option", `--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+    if (logLevel !== undefined && !(LOGGING_LEVELS as readonly string[]).includes(logLevel))
+      throw configError("invalid_option", `--log-level must be one of ${LOGGING_LEVELS.join(", ")}`);
     /**
      * A connected client for one command; with --log-level (outside `watch`, which prints them
      * itself) the level is set first and the server's log messages go to stderr as they arrive.
