@@ -21,10 +21,10 @@ import { StageLine } from "./stage-line.ts";
 
 export interface Command {
   name: string;
-  /** Its help: the usage line, what it does, examples. */
+  /** Its help: the usage line, what it does, and examples, one a line. */
   usage: string;
   summary: string;
-  examples: readonly string[];
+  examples: string;
   /** The options it takes beyond --help, --version and --debug (see flag-table.ts). */
   flags: readonly FlagName[];
   /** Never connects and shows no stage line, not even while it starts. */

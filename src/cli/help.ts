@@ -80,6 +80,10 @@ export function commandHelp(c: Command): string {
 ${c.summary}
 ${ownLine}${needsTarget ? `\n${TARGETS}\n\n${COMMON}\n` : ""}
 Examples:
-${c.examples.map((e) => `  ${e}`).join("\n")}
+${c.examples
+  .trim()
+  .split("\n")
+  .map((e) => `  ${e}`)
+  .join("\n")}
 `;
 }

@@ -7,14 +7,15 @@ import { CONNECTION } from "../flag-table.ts";
 export const command: Command = {
   name: "auth",
   usage: "tether auth login|logout|status <target> [options]",
-  summary:
-    "Signs in to a server that requires OAuth and stores the token (owner-only file in the config\nfolder, TETHER_CONFIG_DIR overrides it); signs out; or shows what is stored (never the token).\nlogin waits for the browser within the discovery budget (300000 ms unless set). Other commands\nsign in by themselves on a terminal; in scripts they use stored tokens only.",
-  examples: [
-    "tether auth login https://example.com/mcp",
-    "tether auth status https://example.com/mcp --json",
-    "tether tools https://example.com/mcp --stored-auth-only",
-    "tether tools https://example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET",
-  ],
+  summary: `Signs in to a server that requires OAuth and stores the token (owner-only file in the config
+folder, TETHER_CONFIG_DIR overrides it); signs out; or shows what is stored (never the token).
+login waits for the browser within the discovery budget (300000 ms unless set). Other commands
+sign in by themselves on a terminal; in scripts they use stored tokens only.`,
+  examples: `
+tether auth login https://example.com/mcp
+tether auth status https://example.com/mcp --json
+tether tools https://example.com/mcp --stored-auth-only
+tether tools https://example.com/mcp --grant client_credentials --client-id ci --client-secret-env CI_SECRET`,
   flags: CONNECTION,
   async run(ctx) {
     const { inv, io, json, redactor } = ctx;

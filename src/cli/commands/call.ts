@@ -15,16 +15,17 @@ import { StatusLine } from "../status-line.ts";
 export const command: Command = {
   name: "call",
   usage: "tether call <target> <tool> [ARGS] [options]",
-  summary:
-    "Calls one tool, once (never re-sent). Prints its text content, or with --json the whole result.\nA result with isError: true prints the same way and exits 1. The arguments are checked against\nthe tool's input schema first (one tools/list). -o FILE writes its image, audio or blob content\ndecoded (- for stdout).",
-  examples: [
-    "tether call http://127.0.0.1:3000/mcp echo message=hi",
-    "tether call my-server get-sum a=2 b=3 --json",
-    "tether call my-server get-tiny-image -o tiny.png",
-    `echo '{"a":2,"b":3}' | tether call my-server get-sum --args-file -`,
-    `tether call https://example.com/mcp search '{"query":"mcp"}' --call-timeout 60000`,
-    "tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything",
-  ],
+  summary: `Calls one tool, once (never re-sent). Prints its text content, or with --json the whole result.
+A result with isError: true prints the same way and exits 1. The arguments are checked against
+the tool's input schema first (one tools/list). -o FILE writes its image, audio or blob content
+decoded (- for stdout).`,
+  examples: `
+tether call http://127.0.0.1:3000/mcp echo message=hi
+tether call my-server get-sum a=2 b=3 --json
+tether call my-server get-tiny-image -o tiny.png
+echo '{"a":2,"b":3}' | tether call my-server get-sum --args-file -
+tether call https://example.com/mcp search '{"query":"mcp"}' --call-timeout 60000
+tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
   flags: [...OPERATION, "args-file", "output", "task", "progress-timeout"],
   async run(ctx) {
     const { inv, io, json, redactor } = ctx;

@@ -8,12 +8,12 @@ import { renderCompletion } from "../render.ts";
 export const command: Command = {
   name: "complete",
   usage: "tether complete <target> <ref> <arg>=<partial> [<arg>=<value>...] [options]",
-  summary:
-    "Asks the server to complete one argument of a prompt (ref prompt:NAME) or of a resource\ntemplate (ref resource:URI-TEMPLATE). Prints one value a line; arguments already chosen may\nfollow as NAME=VALUE. With --json, the completion object (values, total, hasMore).",
-  examples: [
-    "tether complete my-server prompt:greet name=A",
-    "tether complete my-server 'resource:demo://doc/{id}' id=1 --json",
-  ],
+  summary: `Asks the server to complete one argument of a prompt (ref prompt:NAME) or of a resource
+template (ref resource:URI-TEMPLATE). Prints one value a line; arguments already chosen may
+follow as NAME=VALUE. With --json, the completion object (values, total, hasMore).`,
+  examples: `
+tether complete my-server prompt:greet name=A
+tether complete my-server 'resource:demo://doc/{id}' id=1 --json`,
   flags: OPERATION,
   async run(ctx) {
     const { io, json, redactor } = ctx;

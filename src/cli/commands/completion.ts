@@ -4,11 +4,10 @@ import type { Command } from "../command.ts";
 export const command: Command = {
   name: "completion",
   usage: "tether completion bash|zsh|fish",
-  summary: "Prints a completion script for your shell.",
-  examples: [
-    'eval "$(tether completion bash)"',
-    "tether completion fish > ~/.config/fish/completions/tether.fish",
-  ],
+  summary: `Prints a completion script for your shell.`,
+  examples: `
+eval "$(tether completion bash)"
+tether completion fish > ~/.config/fish/completions/tether.fish`,
   flags: [],
   quiet: true,
   async run(ctx) {

@@ -7,13 +7,12 @@ import { CONNECTION } from "../flag-table.ts";
 export const command: Command = {
   name: "probe",
   usage: "tether probe <target>... [options]",
-  summary:
-    "Establishes only, several targets at once, and reports era, negotiated version, transport,\nattempts and time per stage for each.",
-  examples: [
-    "tether probe http://a.local/mcp http://b.local/mcp",
-    "tether probe my-server --json",
-    "tether probe --max-protocol-version 2025-11-25 -- node server.js",
-  ],
+  summary: `Establishes only, several targets at once, and reports era, negotiated version, transport,
+attempts and time per stage for each.`,
+  examples: `
+tether probe http://a.local/mcp http://b.local/mcp
+tether probe my-server --json
+tether probe --max-protocol-version 2025-11-25 -- node server.js`,
   flags: CONNECTION,
   async run(ctx) {
     const { inv, json, redactor } = ctx;

@@ -8,8 +8,10 @@ import { renderText } from "../render.ts";
 export const command: Command = {
   name: "prompt",
   usage: "tether prompt <target> <name> [ARGS] [options]",
-  summary: "Gets one prompt with its arguments and prints its messages.",
-  examples: ["tether prompt my-server greet name=Ada", "tether prompt my-server greet --json name=Ada"],
+  summary: `Gets one prompt with its arguments and prints its messages.`,
+  examples: `
+tether prompt my-server greet name=Ada
+tether prompt my-server greet --json name=Ada`,
   flags: [...OPERATION, "args-file"],
   async run(ctx) {
     const { inv, io, json, redactor } = ctx;

@@ -8,13 +8,12 @@ import { renderText } from "../render.ts";
 export const command: Command = {
   name: "read",
   usage: "tether read <target> <uri> [options]",
-  summary:
-    "Reads one resource and prints its text. Binary contents are named, not printed, unless asked:\n-o, --output FILE writes the first content's bytes to FILE (- for stdout); --json prints the whole result.",
-  examples: [
-    "tether read my-server demo://greeting",
-    "tether read my-server demo://logo.png -o logo.png",
-    "tether read demo://doc --json -- npx -y @modelcontextprotocol/server-everything",
-  ],
+  summary: `Reads one resource and prints its text. Binary contents are named, not printed, unless asked:
+-o, --output FILE writes the first content's bytes to FILE (- for stdout); --json prints the whole result.`,
+  examples: `
+tether read my-server demo://greeting
+tether read my-server demo://logo.png -o logo.png
+tether read demo://doc --json -- npx -y @modelcontextprotocol/server-everything`,
   flags: [...OPERATION, "output"],
   async run(ctx) {
     const { inv, io, json, redactor } = ctx;

@@ -6,9 +6,12 @@ import { renderServers } from "../config-listing.ts";
 export const command: Command = {
   name: "servers",
   usage: "tether servers [--config FILE] [--json]",
-  summary:
-    "Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,\n~/.claude.json (with this folder's project servers), the user's Cursor, VS Code, Windsurf and\nClaude Desktop configs, ~/.codex/config.toml), with every secret redacted.",
-  examples: ["tether servers", "tether servers --config ./.mcp.json --json"],
+  summary: `Lists the servers found in config files (./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json,
+~/.claude.json (with this folder's project servers), the user's Cursor, VS Code, Windsurf and
+Claude Desktop configs, ~/.codex/config.toml), with every secret redacted.`,
+  examples: `
+tether servers
+tether servers --config ./.mcp.json --json`,
   flags: ["config", "json"],
   async run(ctx) {
     const { io } = ctx;

@@ -5,14 +5,16 @@ import { CONNECTION } from "../flag-table.ts";
 export const command: Command = {
   name: "session",
   usage: "tether session start <name> <target> [--idle-timeout MS] [options] | list | stop <name>",
-  summary:
-    "Keeps a connection open in a per-user background process: start establishes it once (with every\nconnection option), then any command takes @name as its target and reuses it (no spawn, no\nhandshake; the session's state stays). A session ends on stop, after --idle-timeout MS without\nuse (default 1800000), or when its server goes away. list shows name, target, era, version,\ntransport, age and idle time.",
-  examples: [
-    "tether session start demo -- npx -y @modelcontextprotocol/server-everything",
-    "tether call @demo echo message=hi",
-    "tether session list",
-    "tether session stop demo",
-  ],
+  summary: `Keeps a connection open in a per-user background process: start establishes it once (with every
+connection option), then any command takes @name as its target and reuses it (no spawn, no
+handshake; the session's state stays). A session ends on stop, after --idle-timeout MS without
+use (default 1800000), or when its server goes away. list shows name, target, era, version,
+transport, age and idle time.`,
+  examples: `
+tether session start demo -- npx -y @modelcontextprotocol/server-everything
+tether call @demo echo message=hi
+tether session list
+tether session stop demo`,
   flags: [...CONNECTION, "idle-timeout"],
   async run(ctx) {
     const { inv } = ctx;

@@ -6,9 +6,13 @@ import { OPERATION } from "../flag-table.ts";
 export const command: Command = {
   name: "shell",
   usage: "tether shell <target|@name> [options]",
-  summary:
-    "An interactive prompt on one connection: tools, call NAME k=v, read URI, prompt NAME k=v,\ntemplates, complete REF ARG=PARTIAL, watch (until Ctrl-C), help, exit. Tab completes commands,\ntool names and argument names; server notifications print between prompts; history is kept in\nthe state folder.",
-  examples: ["tether shell @demo", "tether shell -- node server.js"],
+  summary: `An interactive prompt on one connection: tools, call NAME k=v, read URI, prompt NAME k=v,
+templates, complete REF ARG=PARTIAL, watch (until Ctrl-C), help, exit. Tab completes commands,
+tool names and argument names; server notifications print between prompts; history is kept in
+the state folder.`,
+  examples: `
+tether shell @demo
+tether shell -- node server.js`,
   flags: OPERATION,
   async run(ctx) {
     if (ctx.rest.length > 0) throw configError("invalid_args", "shell takes only a target");

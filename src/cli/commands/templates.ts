@@ -7,8 +7,10 @@ import { renderTemplates } from "../render.ts";
 export const command: Command = {
   name: "templates",
   usage: "tether templates <target> [options]",
-  summary: "Lists the server's resource templates (URI templates, whole when piped).",
-  examples: ["tether templates my-server", "tether templates my-server --json"],
+  summary: `Lists the server's resource templates (URI templates, whole when piped).`,
+  examples: `
+tether templates my-server
+tether templates my-server --json`,
   flags: OPERATION,
   async run(ctx) {
     const { io, json, redactor } = ctx;

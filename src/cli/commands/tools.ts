@@ -7,12 +7,11 @@ import { renderTools } from "../render.ts";
 export const command: Command = {
   name: "tools",
   usage: "tether tools <target> [options]",
-  summary: "Lists the server's tools (every page), each with a compact signature of its input schema.",
-  examples: [
-    "tether tools http://127.0.0.1:3000/mcp",
-    "tether tools --json -- node server.js",
-    "tether tools my-server --config ./.mcp.json",
-  ],
+  summary: `Lists the server's tools (every page), each with a compact signature of its input schema.`,
+  examples: `
+tether tools http://127.0.0.1:3000/mcp
+tether tools --json -- node server.js
+tether tools my-server --config ./.mcp.json`,
   flags: OPERATION,
   async run(ctx) {
     const { io, json, redactor } = ctx;

@@ -6,9 +6,13 @@ import { OPERATION } from "../flag-table.ts";
 export const command: Command = {
   name: "types",
   usage: "tether types <target> [-o FILE] [options]",
-  summary:
-    "Writes TypeScript declarations for the server's tools: <Tool>Input (the arguments), <Tool>Output\n(the structuredContent, where the tool declares an output schema) and a Tools map from each\ntool's name to both. -o FILE writes them to FILE. --json prints {declarations, tools}\n(with -o, only tools: each tool's type names).",
-  examples: ["tether types my-server -o my-server.d.ts", "tether types --json -- node server.js"],
+  summary: `Writes TypeScript declarations for the server's tools: <Tool>Input (the arguments), <Tool>Output
+(the structuredContent, where the tool declares an output schema) and a Tools map from each
+tool's name to both. -o FILE writes them to FILE. --json prints {declarations, tools}
+(with -o, only tools: each tool's type names).`,
+  examples: `
+tether types my-server -o my-server.d.ts
+tether types --json -- node server.js`,
   flags: [...OPERATION, "output"],
   async run(ctx) {
     const { inv, io, json, redactor } = ctx;

@@ -7,12 +7,12 @@ import { watch } from "../watch.ts";
 export const command: Command = {
   name: "watch",
   usage: "tether watch <target> [--log-level L] [--subscribe URI]... [--duration MS] [options]",
-  summary:
-    "Prints the server's notifications as they arrive, one line each (with --json, one JSON object\na line): log messages at --log-level and above, list changes, updates of each --subscribe'd\nresource, and progress. Ends on Ctrl-C or after --duration MS (exit 0).",
-  examples: [
-    "tether watch my-server --log-level info",
-    "tether watch my-server --subscribe demo://doc --json --duration 60000",
-  ],
+  summary: `Prints the server's notifications as they arrive, one line each (with --json, one JSON object
+a line): log messages at --log-level and above, list changes, updates of each --subscribe'd
+resource, and progress. Ends on Ctrl-C or after --duration MS (exit 0).`,
+  examples: `
+tether watch my-server --log-level info
+tether watch my-server --subscribe demo://doc --json --duration 60000`,
   flags: [...OPERATION, "subscribe", "duration"],
   async run(ctx) {
     const { inv, io } = ctx;
