@@ -94,7 +94,7 @@ export const FLAGS = {
     scope: "connection",
     fixed: true,
     value: "MS",
-    about: "a sub-limit inside the discovery deadline: the 2026-07-28 probe",
+    about: "a sub-limit inside the discovery deadline: the era probe (`server/discover`)",
   },
   "handshake-timeout": {
     type: S,
@@ -166,7 +166,7 @@ export const FLAGS = {
     scope: "connection",
     fixed: true,
     oauth: true,
-    about: "OAuth with stored tokens only: never a browser (see auth.md)",
+    about: "OAuth with stored tokens only: never sign in (see auth.md)",
   },
   "client-id": {
     type: S,
@@ -190,7 +190,7 @@ export const FLAGS = {
     fixed: true,
     oauth: true,
     value: "FILE",
-    about: "the pre-registered OAuth client's private key (a JWK), for `private_key_jwt` (see auth.md)",
+    about: "the pre-registered OAuth client's private key, instead of a secret (see auth.md)",
   },
   grant: {
     type: S,
