@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { allCommands, COMMAND_NAMES } from "./commands/table.ts";
 import { completionScript } from "./completion.ts";
-import { allFlags, extraFlags } from "./flag-table.ts";
+import { allFlags, CONNECTION, extraFlags } from "./flag-table.ts";
 import { commandHelp, HELP } from "./help.ts";
 
 const docs = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
@@ -34,6 +34,7 @@ test("K1: every option is in the completion scripts and docs/cli.md; each comman
     assert.ok(bash.includes(`--${flag}`), `completion: --${flag}`);
     assert.ok(docs.includes(`--${flag}`), `docs/cli.md: --${flag}`);
   }
+  for (const flag of CONNECTION) assert.ok(HELP.includes(`--${flag}`), `--help: --${flag}`);
   for (const command of await allCommands())
     for (const flag of extraFlags(command.flags).filter((f) => f !== "config" && f !== "json"))
       assert.ok(commandHelp(command).includes(`--${flag}`), `${command.name} --help: --${flag}`);
