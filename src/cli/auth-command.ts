@@ -6,8 +6,7 @@ import { connect } from "../connect/connect.ts";
 import { configError } from "../errors/failures.ts";
 import type { AuthOptions, ConnectOptions } from "../options/options.ts";
 import type { TokenStore } from "../options/token-store.ts";
-import type { AuthFlagValues } from "./auth-flags.ts";
-import { OAUTH_FLAGS } from "./flags.ts";
+import { OAUTH_FLAGS, type Values } from "./flag-table.ts";
 import type { Io } from "./io.ts";
 
 const GRANTS = ["authorization_code", "client_credentials", "jwt_bearer", "token_exchange"] as const;
@@ -94,7 +93,7 @@ export function openInBrowser(io: Io, who = "tether", withoutTerminal = false): 
  * read for the CLI's own redactor.
  */
 export function authOptions(
-  v: AuthFlagValues,
+  v: Values,
   io: Io,
   hasAuthorization: boolean,
 ): { auth: AuthOptions | undefined; secrets: string[] } {

@@ -1,13 +1,12 @@
 import { configError } from "../errors/failures.ts";
-import { allFlags } from "./flags.ts";
-import { COMMAND_NAMES } from "./help.ts";
+import { allFlags } from "./flag-table.ts";
 
-/** Every option, from the one table of which command takes what. */
+/** Every option, from the one flag table. */
 const FLAGS = allFlags().map((f) => `--${f}`);
 
 /** A completion script for the shell: commands, flags, and configured server names. */
-export function completionScript(shell: string | undefined): string {
-  const commands = COMMAND_NAMES.join(" ");
+export function completionScript(shell: string | undefined, names: readonly string[]): string {
+  const commands = names.join(" ");
   const flags = FLAGS.join(" ");
   switch (shell) {
     case "bash":

@@ -41,13 +41,7 @@ export const mcpJson: ConfigFormat = (text) => {
     // The parser's message quotes the text around the fault, which may be a secret: not kept.
     return { ok: false, problem: "invalid_json", rule: "is not valid JSON" };
   }
-  if (!isObject(doc)) return { ok: false, problem: "invalid_config", rule: "is not a JSON object" };
-  const keyPath =
-    doc.mcpServers !== undefined ? "mcpServers" : doc.servers !== undefined ? "servers" : undefined;
-  if (keyPath === undefined) return { ok: true, map: undefined };
-  const map = doc[keyPath];
-  if (!isObject(map)) return { ok: false, problem: "invalid_config", keyPath, rule: "must be an object" };
-  return { ok: true, map: { keyPath, entries: Object.entries(map) } };
+  return serverMap(doc);
 };
 
 /**

@@ -4,6 +4,7 @@
  * instead; both are built from the same record, so they never say different things.
  */
 import type { ErrorCode } from "../errors/codes.ts";
+import type { Redactor } from "../errors/redact.ts";
 import { terminalLine } from "../errors/terminal-text.ts";
 
 const HINTS: Partial<Record<ErrorCode, string>> = {
@@ -49,4 +50,25 @@ export function spawnProblem(error: Error, command: string | undefined): string 
     e = e.cause;
   }
   return undefined;
+}
+
+/** `--debug`: the chain of causes, names and redacted messages only (never stacks). */
+export function causes(error: Error, redactor: Redactor): { name: string; code?: string; message: string }[] {
+  const out: { name: string; code?: string; message: string }[] = [];
+  let e: unknown = error.cause;
+  for (let i = 0; i < 8 && e; i++) {
+    if (e instanceof Error) {
+      const code = (e as { code?: unknown }).code;
+      out.push({
+        name: e.name,
+        code: typeof code === "string" ? code : undefined,
+        message: redactor.messageText(e.message).slice(0, 500),
+      });
+      e = e.cause;
+    } else {
+      out.push({ name: typeof e, message: redactor.messageText(String(e)).slice(0, 200) });
+      break;
+    }
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
  */
 import { configError } from "../errors/failures.ts";
 import { validSessionName } from "../sessions/names.ts";
-import { OAUTH_FLAGS } from "./flags.ts";
+import { FIXED_AT_START } from "./flag-table.ts";
 
 /** The name in `@NAME` (or a bare NAME), checked. */
 export function sessionName(target: string): string {
@@ -20,28 +20,10 @@ export function isSessionTarget(target: string | undefined): target is string {
 }
 
 /**
- * How a connection is made is settled when its session starts; a command on `@NAME` that tries
- * to change it is refused rather than silently ignored. Budgets and ceilings stay the command's.
+ * How a connection is made is settled when its session starts (the flags marked `fixed` in the flag
+ * table); a command on `@NAME` that tries to change it is refused rather than silently ignored.
+ * Budgets and ceilings stay the command's.
  */
-const FIXED_AT_START = [
-  "transport",
-  "header",
-  "env",
-  "bearer-env",
-  "protocol-version",
-  "max-protocol-version",
-  "probe-timeout",
-  "handshake-timeout",
-  "max-frame-bytes",
-  "retry",
-  "server-stderr",
-  "config",
-  "fresh",
-  "no-oauth",
-  ...OAUTH_FLAGS,
-];
-
-/** Refuses flags that only `session start` can apply. */
 export function checkSessionFlags(values: Record<string, unknown>): void {
   for (const flag of FIXED_AT_START)
     if (values[flag] !== undefined)

@@ -10,7 +10,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { Client } from "../client/api.ts";
-import type { CompletionRef, LoggingLevel, Tool } from "../client/results.ts";
+import { type CompletionRef, LOGGING_LEVELS, type LoggingLevel, type Tool } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
@@ -29,7 +29,7 @@ import {
   type Style,
 } from "./render.ts";
 import { findTool, fitArguments } from "./schema-args.ts";
-import { LOG_LEVELS, watch } from "./watch.ts";
+import { watch } from "./watch.ts";
 
 /** The shell's commands, for help and completion. */
 export const SHELL_COMMANDS = [
@@ -117,7 +117,7 @@ export function completeLine(line: string, tools: readonly Tool[]): [string[], s
     const used = new Set(done.slice(2).map((x) => x.replace(/:?=.*$/s, "")));
     return pick(names.filter((n) => !used.has(n)).map((n) => `${n}=`));
   }
-  if (done[0] === "watch" && done.length === 1) return pick(LOG_LEVELS);
+  if (done[0] === "watch" && done.length === 1) return pick(LOGGING_LEVELS);
   return [[], partial];
 }
 
@@ -285,8 +285,8 @@ export async function runShell(client: Client, o: ShellOptions): Promise<number>
       }
       case "watch": {
         const level = rest[0];
-        if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level))
-          throw configError("invalid_option", `the level must be one of ${LOG_LEVELS.join(", ")}`);
+        if (level !== undefined && !(LOGGING_LEVELS as readonly string[]).includes(level))
+          throw configError("invalid_option", `the level must be one of ${LOGGING_LEVELS.join(", ")}`);
         output.write(terminal ? "watching; Ctrl-C returns to the prompt\n" : "");
         // The shell's own listener prints every notification; watch() sets the level and waits.
         await watch(client, {

@@ -5,13 +5,16 @@ import { test } from "node:test";
 import { identifierOf, loadGenerator, toolTypes } from "./types-command.ts";
 
 test("K1: tool names become PascalCase ASCII identifiers the generator keeps as they are", () => {
-  assert.equal(identifierOf("get-sum"), "GetSum");
-  assert.equal(identifierOf("get_sum"), "GetSum");
-  assert.equal(identifierOf("fetch2url"), "Fetch2Url");
-  assert.equal(identifierOf("3d-render"), "DRender");
-  assert.equal(identifierOf("café"), "Cafe");
-  assert.equal(identifierOf("日本語"), "Tool");
-  assert.equal(identifierOf("*/ \u202e"), "Tool");
+  const cases: [name: string, identifier: string][] = [
+    ["get-sum", "GetSum"],
+    ["get_sum", "GetSum"],
+    ["fetch2url", "Fetch2Url"],
+    ["3d-render", "DRender"],
+    ["café", "Cafe"],
+    ["日本語", "Tool"],
+    ["*/ \u202e", "Tool"],
+  ];
+  for (const [name, identifier] of cases) assert.equal(identifierOf(name), identifier, name);
   assert.equal(identifierOf("", "Definition"), "Definition");
 });
 

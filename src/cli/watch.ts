@@ -9,17 +9,6 @@ import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonValue } from "../jsonrpc/messages.ts";
 
-export const LOG_LEVELS: readonly LoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
-
 export interface WatchOptions {
   logLevel?: LoggingLevel;
   subscribe: readonly string[];

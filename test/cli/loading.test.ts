@@ -77,6 +77,12 @@ describe("K1: a command loads what it uses", () => {
         assert.ok(!loaded.some((u) => u.includes(unwanted)), `${unwanted} was loaded by a stdio command`);
       assert.ok(!loaded.includes(chunkWith("Connection options:")), "the help text was loaded");
       assert.ok(!loaded.includes(chunkWith("StreamableHttpTransport")), "the HTTP transports were loaded");
+      // The command table loads the one command asked for: its module, and no other command's.
+      assert.ok(loaded.includes(chunkWith("tether tools <target> [options]")), "the tools command's module");
+      assert.ok(
+        !loaded.includes(chunkWith("tether call <target> <tool> [ARGS] [options]")),
+        "another command's module was loaded",
+      );
     } finally {
       server.dispose();
     }

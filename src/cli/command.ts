@@ -1,0 +1,205 @@
+/**
+ * What a command is (one module under commands/, named in commands/table.ts) and what it is handed
+ * to run: the parsed command line, the output, the run's one redactor, and the ways to build
+ * connect options and open a client for its target.
+ */
+import { writeFileSync } from "node:fs";
+import type { Client } from "../client/api.ts";
+import { LOGGING_LEVELS, type LoggingLevel } from "../client/results.ts";
+import { configError } from "../errors/failures.ts";
+import type { Redactor } from "../errors/redact.ts";
+import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
+import type { LifecycleEvent } from "../lifecycle/events.ts";
+import type { ConnectOptions } from "../options/options.ts";
+import { type Invocation, split } from "./argv.ts";
+import { connectOptions, learnSecrets } from "./connect-options.ts";
+import type { FlagName } from "./flag-table.ts";
+import type { Io } from "./io.ts";
+import { type Style, styleFor } from "./render.ts";
+import { isSessionTarget } from "./session-target.ts";
+import { StageLine } from "./stage-line.ts";
+
+export interface Command {
+  name: string;
+  /** Its help: the usage line, what it does, and examples, one a line. */
+  usage: string;
+  summary: string;
+  examples: string;
+  /** The options it takes beyond --help, --version and --debug (see flag-table.ts). */
+  flags: readonly FlagName[];
+  /** Never connects and shows no stage line, not even while it starts. */
+  quiet?: true;
+  run(ctx: Context): Promise<number>;
+}
+
+/** A command module's one export. */
+export interface CommandModule {
+  command: Command;
+}
+
+export interface Context {
+  inv: Invocation;
+  io: Io;
+  /** Every command's name, in the command table's order. */
+  commands: readonly string[];
+  /** The target (absent with a stdio command after --), and the positionals after it. */
+  target: string | undefined;
+  rest: string[];
+  json: boolean;
+  style: Style;
+  redactor: Redactor;
+  events: ((e: LifecycleEvent) => void) | undefined;
+  logLevel: LoggingLevel | undefined;
+  /** The server command this run starts, named when it cannot be started. */
+  spawned: string | undefined;
+  /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
+  jsonOut(doc: unknown): string;
+  /** The error for a person on a terminal (without --json), else the one JSON record. */
+  writeError(record: Record<string, unknown>): void;
+  /** Options for `target`, secrets learned, with the run's events and signal. */
+  connection(
+    target: string | undefined,
+    inv?: Invocation,
+  ): Promise<{ options: ConnectOptions; secrets: string[] }>;
+  /** Options for the command's own target; its stdio command is the one named if it cannot start. */
+  build(): Promise<ConnectOptions>;
+  /**
+   * A connected client for one command; with --log-level (outside `watch`, which prints them
+   * itself) the level is set first and the server's log messages go to stderr as they arrive.
+   */
+  open<T>(options: ConnectOptions, fn: (client: Client) => Promise<T>): Promise<T>;
+}
+
+export interface RunParts {
+  inv: Invocation;
+  io: Io;
+  redactor: Redactor;
+  jsonOut: (doc: unknown) => string;
+  writeError: (record: Record<string, unknown>) => void;
+  closing: Promise<void>[];
+  onStageLine: (line: StageLine | undefined) => void;
+  commands: readonly string[];
+  quiet: boolean;
+}
+
+/** The context a command runs in: the stage line and the events are set up here. */
+export function context(parts: RunParts): Context {
+  const { inv, io, redactor, closing } = parts;
+  const { target, rest } = split(inv);
+  const style = styleFor(io.isTty, io.columns, io.env);
+  const stageLine =
+    parts.quiet || inv.values.events || !io.stderrIsTty ? undefined : new StageLine(io.stderr);
+  parts.onStageLine(stageLine);
+  const events = inv.values.events
+    ? (e: LifecycleEvent) => io.stderr(`${terminalJson(redactor.redactDocument(e))}\n`)
+    : stageLine
+      ? (e: LifecycleEvent) => stageLine?.event(e)
+      : undefined;
+  const logLevel = inv.values["log-level"];
+  if (logLevel !== undefined && !(LOGGING_LEVELS as readonly string[]).includes(logLevel))
+    throw configError("invalid_option", `--log-level must be one of ${LOGGING_LEVELS.join(", ")}`);
+  const ctx: Context = {
+    inv,
+    io,
+    commands: parts.commands,
+    target,
+    rest,
+    json: inv.values.json ?? false,
+    style,
+    redactor,
+    events,
+    logLevel: logLevel as LoggingLevel | undefined,
+    spawned: undefined,
+    jsonOut: parts.jsonOut,
+    writeError: parts.writeError,
+    connection: async (t, i = inv) => {
+      const { options, secrets } = await connectOptions(i, t, io);
+      return {
+        options: { ...learnSecrets(options, secrets, redactor), onEvent: events, signal: io.signal },
+        secrets,
+      };
+    },
+    build: async () => {
+      const { options, secrets } = await connectOptions(inv, target, io);
+      ctx.spawned = options.command;
+      return {
+        ...learnSecrets(options, secrets, redactor),
+        onEvent: events,
+        signal: io.signal,
+      } satisfies ConnectOptions;
+    },
+    open: (options, fn) =>
+      withClient(
+        options,
+        async (c) => {
+          if (logLevel === undefined || inv.command === "watch") return fn(c);
+          const stop = c.onLogMessage((m) => {
+            const text = typeof m.data === "string" ? m.data : JSON.stringify(m.data);
+            stageLine?.clear();
+            io.stderr(
+              `${terminalLine(redactor.messageText(`log ${m.level}${m.logger ? ` [${m.logger}]` : ""}: ${text}`))}\n`,
+            );
+          });
+          try {
+            await c.setLoggingLevel(logLevel as LoggingLevel, { signal: io.signal });
+            return await fn(c);
+          } finally {
+            // Handlers run detached: messages that arrived before the result get their turn first.
+            await new Promise((resolve) => setImmediate(resolve));
+            stop();
+          }
+        },
+        closing,
+        target,
+        io.env,
+      ),
+  };
+  return ctx;
+}
+
+/**
+ * Connects, runs `fn`, closes. After a success the close is handed to `closing`, not awaited here:
+ * the result is printed while the server shuts down (a stdio server may take a while to exit once
+ * its stdin ends), and `main` still waits for every close before it returns. Close never rejects.
+ */
+async function withClient<T>(
+  options: ConnectOptions,
+  fn: (client: Client) => Promise<T>,
+  closing: Promise<void>[],
+  target?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<T> {
+  // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
+  const client = isSessionTarget(target)
+    ? await (await import("./session-attach.ts")).attachSession(target, options, env)
+    : await (await import("../connect/connect.ts")).connect(options);
+  let result: T;
+  try {
+    result = await fn(client);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  closing.push(client.close());
+  return result;
+}
+
+/** Stdin's text when `--args-file -` asks for it. */
+export async function stdinArgs(inv: Invocation, io: Io): Promise<string | undefined> {
+  if (inv.values["args-file"] !== "-") return undefined;
+  if (!io.readStdin) throw configError("invalid_args", "--args-file - needs a stdin to read");
+  return io.readStdin();
+}
+
+/** Writes bytes the user asked for to FILE, or with `-` to stdout, as they are. */
+export function writeOutput(path: string, bytes: Uint8Array, io: Io): void {
+  if (path === "-") {
+    io.stdoutBytes?.(bytes);
+    return;
+  }
+  try {
+    writeFileSync(path, bytes);
+  } catch (cause) {
+    throw configError("output_unwritable", "the --output file could not be written", cause);
+  }
+}
