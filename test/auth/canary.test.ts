@@ -3,8 +3,9 @@
 import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, TetherError } from "../../src/index.ts";
+import { connect, type LifecycleEvent, MemoryTokenStore, type TetherError } from "../../src/index.ts";
 import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { rejection as failure } from "../helpers/failures.ts";
 
 /** Everything a failure exposes outside the process: message, record, tool result, each later failure. */
 function exposed(error: TetherError, events: LifecycleEvent[]): string {
@@ -24,16 +25,6 @@ function assertClean(text: string, as: AuthServer, extra: string[] = []): void {
   for (const secret of secrets)
     assert.ok(!text.includes(secret), `leaked ${secret.slice(0, 12)}… in: ${text}`);
   assert.doesNotMatch(text, /CANARY/);
-}
-
-async function failure(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, String(error));
-    return error;
-  }
-  assert.fail("expected a rejection");
 }
 
 describe("X2: credential canaries in errors and events", () => {

@@ -4,19 +4,16 @@
 // tokens as a secret.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore, type ServerTokens, serverKey, TetherError } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { connect, MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
+import {
+  type AuthServer,
+  browser,
+  startAuthServer,
+  startProtectedServer,
+  withProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 function newProofs() {
   return { seen: [] as string[], errors: [] as string[], schemes: [] as string[] };
@@ -143,9 +140,7 @@ describe("auth: DPoP nonces", () => {
   });
 
   test("X4: a token endpoint that names a new nonce every time is given up on after one retry (unauthorized)", async () => {
-    const as = await startAuthServer({ dpop: { nonceLoop: true } });
-    const mcp = await startProtectedServer(as, { dpop: {} });
-    try {
+    await withProtectedServer({ dpop: { nonceLoop: true } }, { dpop: {} }, async (as, mcp) => {
       const e = await rejection(
         connect({
           url: mcp.url,
@@ -155,10 +150,7 @@ describe("auth: DPoP nonces", () => {
       );
       assert.equal(e.code, "unauthorized");
       assert.equal(as.dpopProofs.length, 2, "two token requests, then no more");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("X4: an MCP server that names a new nonce every time is given up on after a bounded number of retries", async () => {

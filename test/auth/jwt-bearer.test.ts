@@ -4,19 +4,16 @@
 // a byte ceiling on the reply.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, TetherError } from "../../src/index.ts";
-import { es256, signJwt, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { connect, type LifecycleEvent, MemoryTokenStore } from "../../src/index.ts";
+import {
+  es256,
+  signJwt,
+  startAuthServer,
+  startProtectedServer,
+  withProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { startHttp } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 function workloadJwt(key: ReturnType<typeof es256>, audience: string, lifetime = 300): string {
   const now = Math.floor(Date.now() / 1000);
@@ -128,26 +125,25 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
 
   test("P5: an oversized token reply is refused at the authorization byte ceiling (limit)", async () => {
     const key = es256();
-    const as = await startAuthServer({
-      workloadKey: key.publicJwk,
-      registration: false,
-      tokenBytes: 2 * 1024 * 1024,
-    });
-    const mcp = await startProtectedServer(as);
-    try {
-      const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
-          auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
-        }),
-      );
-      assert.equal(e.code, "limit");
-      assert.equal(e.reason, "response_too_large");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      {
+        workloadKey: key.publicJwk,
+        registration: false,
+        tokenBytes: 2 * 1024 * 1024,
+      },
+      {},
+      async (as, mcp) => {
+        const e = await rejection(
+          connect({
+            url: mcp.url,
+            eraHints: false,
+            auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
+          }),
+        );
+        assert.equal(e.code, "limit");
+        assert.equal(e.reason, "response_too_large");
+      },
+    );
   });
 
   test("P2: jwt_bearer without an assertion, or an assertion with another grant, is a config error", async () => {

@@ -2,20 +2,11 @@
 // local authorization server in test/helpers/auth-server.ts; the test plays the browser.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, serverKey, TetherError } from "../../src/index.ts";
+import { connect, type LifecycleEvent, MemoryTokenStore, serverKey } from "../../src/index.ts";
 import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 describe("auth: authorization code with PKCE through the loopback redirect", () => {
   let as: AuthServer;

@@ -3,19 +3,16 @@
 import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore, TetherError } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { connect, MemoryTokenStore } from "../../src/index.ts";
+import {
+  type AuthServer,
+  browser,
+  startAuthServer,
+  startProtectedServer,
+  withProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 describe("auth: step-up on insufficient_scope", () => {
   let as: AuthServer;
@@ -103,90 +100,87 @@ describe("auth: step-up on insufficient_scope", () => {
 
 describe("auth: client credentials", () => {
   test("auth: client_credentials with client_secret_basic, no browser, resource and scope sent", async () => {
-    const as = await startAuthServer({ client: { id: "ci-bot", secret: "cs-CANARY-ci-secret" } });
-    const mcp = await startProtectedServer(as, { scopes: ["mcp:read"] });
-    try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
-        auth: {
-          grant: "client_credentials",
-          clientId: "ci-bot",
-          clientSecret: "cs-CANARY-ci-secret",
-          tokenStore: false,
-        },
-      });
-      await client.listTools();
-      await client.close();
-      assert.equal(as.count("/authorize"), 0);
-      assert.equal(as.count("/register"), 0, "a pre-registered client");
-      const form = as.tokenRequests[0]!;
-      assert.equal(form.get("grant_type"), "client_credentials");
-      assert.equal(form.get("scope"), "mcp:read");
-      assert.equal(form.get("resource"), mcp.url);
-      assert.equal(form.get("client_secret"), null, "basic, not in the body");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      { client: { id: "ci-bot", secret: "cs-CANARY-ci-secret" } },
+      { scopes: ["mcp:read"] },
+      async (as, mcp) => {
+        const client = await connect({
+          url: mcp.url,
+          eraHints: false,
+          auth: {
+            grant: "client_credentials",
+            clientId: "ci-bot",
+            clientSecret: "cs-CANARY-ci-secret",
+            tokenStore: false,
+          },
+        });
+        await client.listTools();
+        await client.close();
+        assert.equal(as.count("/authorize"), 0);
+        assert.equal(as.count("/register"), 0, "a pre-registered client");
+        const form = as.tokenRequests[0]!;
+        assert.equal(form.get("grant_type"), "client_credentials");
+        assert.equal(form.get("scope"), "mcp:read");
+        assert.equal(form.get("resource"), mcp.url);
+        assert.equal(form.get("client_secret"), null, "basic, not in the body");
+      },
+    );
   });
 
   test("auth: client_credentials with private_key_jwt: the assertion verifies with the client's public key", async () => {
     const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const as = await startAuthServer({
-      client: { id: "jwt-bot", publicJwk: publicKey.export({ format: "jwk" }) },
-    });
-    const mcp = await startProtectedServer(as);
-    try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
-        auth: {
-          grant: "client_credentials",
-          clientId: "jwt-bot",
-          privateKeyJwk: privateKey.export({ format: "jwk" }),
-          tokenStore: false,
-        },
-      });
-      await client.listTools();
-      await client.close();
-      const form = as.tokenRequests[0]!;
-      assert.equal(
-        form.get("client_assertion_type"),
-        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-      );
-      assert.equal(form.get("client_assertion")?.split(".").length, 3);
-      assert.ok(as.tokens.size > 0, "the server verified the assertion and issued a token");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      {
+        client: { id: "jwt-bot", publicJwk: publicKey.export({ format: "jwk" }) },
+      },
+      {},
+      async (as, mcp) => {
+        const client = await connect({
+          url: mcp.url,
+          eraHints: false,
+          auth: {
+            grant: "client_credentials",
+            clientId: "jwt-bot",
+            privateKeyJwk: privateKey.export({ format: "jwk" }),
+            tokenStore: false,
+          },
+        });
+        await client.listTools();
+        await client.close();
+        const form = as.tokenRequests[0]!;
+        assert.equal(
+          form.get("client_assertion_type"),
+          "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        );
+        assert.equal(form.get("client_assertion")?.split(".").length, 3);
+        assert.ok(as.tokens.size > 0, "the server verified the assertion and issued a token");
+      },
+    );
   });
 
   test("auth: a wrong client secret is unauthorized (invalid_client), never retried", async () => {
-    const as = await startAuthServer({ client: { id: "ci-bot", secret: "cs-CANARY-right" } });
-    const mcp = await startProtectedServer(as);
-    try {
-      const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
-          recovery: { maxAttempts: 3, backoffMs: 1 },
-          auth: {
-            grant: "client_credentials",
-            clientId: "ci-bot",
-            clientSecret: "cs-CANARY-wrong",
-            tokenStore: false,
-          },
-        }),
-      );
-      assert.equal(e.code, "unauthorized");
-      assert.equal(e.reason, "invalid_client");
-      assert.equal(e.attempts, 1);
-      assert.equal(as.count("/token"), 1);
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      { client: { id: "ci-bot", secret: "cs-CANARY-right" } },
+      {},
+      async (as, mcp) => {
+        const e = await rejection(
+          connect({
+            url: mcp.url,
+            eraHints: false,
+            recovery: { maxAttempts: 3, backoffMs: 1 },
+            auth: {
+              grant: "client_credentials",
+              clientId: "ci-bot",
+              clientSecret: "cs-CANARY-wrong",
+              tokenStore: false,
+            },
+          }),
+        );
+        assert.equal(e.code, "unauthorized");
+        assert.equal(e.reason, "invalid_client");
+        assert.equal(e.attempts, 1);
+        assert.equal(as.count("/token"), 1);
+      },
+    );
   });
 });

@@ -4,18 +4,9 @@
 // client secret never appear in an error or an event.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, TetherError } from "../../src/index.ts";
+import { connect, type LifecycleEvent, MemoryTokenStore } from "../../src/index.ts";
 import { startAuthServer, startIdentityProvider, startProtectedServer } from "../helpers/auth-server.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
+import { rejection } from "../helpers/failures.ts";
 
 const CLIENT = { id: "mcp-app", secret: "cs-CANARY-enterprise-client" };
 

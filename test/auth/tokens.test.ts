@@ -2,20 +2,11 @@
 // `unauthorized` at once, with no request to the authorization server and no browser.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore, type ServerTokens, serverKey, TetherError } from "../../src/index.ts";
+import { connect, MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
 import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 async function storedTokens(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
   const record = await store.get(serverKey(new URL(url)));

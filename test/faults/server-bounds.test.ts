@@ -21,12 +21,12 @@ import {
   connect,
   type HttpTarget,
   type StdioTarget,
-  TetherError,
 } from "../../src/index.ts";
 import { MAX_JSON_DEPTH } from "../../src/jsonrpc/json-depth.ts";
 import { MAX_CURSOR_CHARS } from "../../src/options/limits.ts";
 import { bundled } from "../helpers/child-exit.ts";
 import { errorRecord, runCli } from "../helpers/cli.ts";
+import { rejection } from "../helpers/failures.ts";
 import {
   type HostileServer,
   legacySseHandler,
@@ -133,16 +133,6 @@ async function httpTarget(behaviour: Behaviour, reply: "json" | "sse"): Promise<
   };
   toClose.push(target.close);
   return target;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TetherError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
 }
 
 async function client(target: Target, extra: ConnectSettings = {}): Promise<Client> {

@@ -737,6 +737,28 @@ export async function startProtectedServer(
 }
 
 /**
+ * Runs `body` against a fresh authorization server (`asOptions`) and an MCP server behind it
+ * (`mcpOptions`), and closes both afterwards, whether `body` passed or failed.
+ */
+export async function withProtectedServer<T>(
+  asOptions: AuthServerOptions,
+  mcpOptions: ProtectedServerOptions,
+  body: (as: AuthServer, mcp: HostileServer) => Promise<T>,
+): Promise<T> {
+  const as = await startAuthServer(asOptions);
+  try {
+    const mcp = await startProtectedServer(as, mcpOptions);
+    try {
+      return await body(as, mcp);
+    } finally {
+      await mcp.close();
+    }
+  } finally {
+    await as.close();
+  }
+}
+
+/**
  * Stands in for the user's browser: follows the authorization URL's redirects with fetch until
  * the loopback redirect has been delivered. Records each URL it opened.
  */
