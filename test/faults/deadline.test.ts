@@ -24,12 +24,12 @@ import { runChildToExit } from "../helpers/child-exit.ts";
 import {
   eventLog,
   eventually,
+  fixtureSet,
   isAlive,
-  type Loopback,
   legacyHttp,
   legacySse,
   legacyStdio,
-  loopback,
+  type loopback,
   modernHttp,
   neverSpawns,
   recordingSpawn,
@@ -39,7 +39,6 @@ import {
   SILENT_IGNORES_STDIN_END,
   STUBBORN,
   type StdioScript,
-  stdioScript,
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
@@ -56,24 +55,8 @@ const LONG_DEADLINE_MS = 10_000;
 const LOAD_SLACK_MS = 3_000;
 
 // Everything a test opens is closed in `after`, even when an assertion failed first.
-const servers: Loopback[] = [];
-const scripts: StdioScript[] = [];
-after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function serve(...args: Parameters<typeof loopback>): Promise<Loopback> {
-  const s = await loopback(...args);
-  servers.push(s);
-  return s;
-}
-
-function script(source: string): StdioScript {
-  const s = stdioScript(source);
-  scripts.push(s);
-  return s;
-}
+const { serve, script, closeAll } = fixtureSet();
+after(closeAll);
 
 /** Options every test shares: no process-wide era memory, so earlier tests change nothing. */
 const base = { eraHints: false } as const satisfies Partial<ConnectOptions>;

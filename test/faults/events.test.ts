@@ -20,40 +20,23 @@ import { LIBRARY_URL, runChildToExit } from "../helpers/child-exit.ts";
 import { CLI_BIN, runCli } from "../helpers/cli.ts";
 import {
   eventLog,
-  type Loopback,
+  fixtureSet,
   legacyHttp,
   legacyStdio,
-  loopback,
   modernHttp,
   type Rec,
-  type StdioScript,
   sendJson,
-  stdioScript,
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
 import { fakeClock, until } from "../helpers/fake-clock.ts";
 
-const servers: Loopback[] = [];
-const scripts: StdioScript[] = [];
+const { serve, script, closeAll } = fixtureSet();
 const cacheDir = mkdtempSync(join(tmpdir(), "tether-events-cache-"));
 after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
+  await closeAll();
   rmSync(cacheDir, { recursive: true, force: true });
 });
-
-async function serve(...args: Parameters<typeof loopback>): Promise<Loopback> {
-  const s = await loopback(...args);
-  servers.push(s);
-  return s;
-}
-
-function script(source: string): StdioScript {
-  const s = stdioScript(source);
-  scripts.push(s);
-  return s;
-}
 
 const base = { eraHints: false, timeoutMs: 5_000, listen: false } as const satisfies Partial<ConnectOptions>;
 

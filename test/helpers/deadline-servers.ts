@@ -11,6 +11,7 @@ import type { LifecycleEvent } from "../../src/index.ts";
 import {
   discoverResult,
   echoResult,
+  keeper,
   listenLoopback,
   openSse,
   PRELUDE_HEAD,
@@ -457,6 +458,25 @@ onMessage((m) => {
   return fail(-32601, "Method not found");
 });
 `;
+}
+
+// ---------------------------------------------------------------- ownership
+
+/**
+ * Loopback servers and stdio scripts for one test file: `serve` and `script` open them, and
+ * `closeAll` (for `after`) closes every server and disposes every script, whatever failed first.
+ */
+export function fixtureSet(): {
+  serve(...args: Parameters<typeof loopback>): Promise<Loopback>;
+  script(source: string): StdioScript;
+  closeAll(): Promise<void>;
+} {
+  const { keep, closeAll } = keeper();
+  return {
+    serve: async (...args) => keep(await loopback(...args)),
+    script: (source) => keep(stdioScript(source)),
+    closeAll,
+  };
 }
 
 // ---------------------------------------------------------------- spawn seams

@@ -239,3 +239,25 @@ export function writeStdioScript<Entry extends { pid: number; event: string }>(
 export function removeScript(script: { dir: string }): void {
   rmSync(script.dir, { recursive: true, force: true });
 }
+
+// ---------------------------------------------------------------- ownership
+
+/** Something a test opened: a server to close, or a script to dispose. */
+export type Closable = { close(): Promise<void> | void } | { dispose(): void };
+
+/**
+ * What a test file opens, kept to be closed together at its end (call `closeAll` in `after`),
+ * even when an assertion failed first. `keep(x)` returns `x`.
+ */
+export function keeper(): { keep<T extends Closable>(x: T): T; closeAll(): Promise<void> } {
+  const kept: Closable[] = [];
+  return {
+    keep(x) {
+      kept.push(x);
+      return x;
+    },
+    async closeAll() {
+      await Promise.all(kept.splice(0).map(async (x) => ("close" in x ? x.close() : x.dispose())));
+    },
+  };
+}
