@@ -22,15 +22,7 @@ import {
   writeSplit,
 } from "../fixtures/budgets/servers.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
-import {
-  type Handler,
-  type HostileServer,
-  legacyStreamableHandler,
-  openSse,
-  type StdioScript,
-  startHttp,
-  startStdioScript,
-} from "../helpers/hostile.ts";
+import { type Handler, hostileSet, legacyStreamableHandler, openSse } from "../helpers/hostile.ts";
 
 const base = { eraHints: false, listen: false } as const satisfies Partial<ConnectOptions>;
 
@@ -38,26 +30,10 @@ const base = { eraHints: false, listen: false } as const satisfies Partial<Conne
 const N = 6_000;
 const ERROR_BODY_BYTES = 20 * 1024 * 1024;
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function http(handler: Handler): Promise<HostileServer> {
-  const s = await startHttp(handler);
-  servers.push(s);
-  return s;
-}
-
-async function open(options: ConnectOptions): Promise<Client> {
-  const client = await connect({ ...base, ...options });
-  clients.push(client);
-  return client;
-}
+const kept = hostileSet();
+after(kept.closeAll);
+const { http } = kept;
+const open = async (options: ConnectOptions) => kept.client(await connect({ ...base, ...options }));
 
 async function refusal(run: () => Promise<unknown>): Promise<{ error: TetherError }> {
   try {
@@ -199,8 +175,7 @@ describe("P5: a legacy HTTP+SSE event", () => {
     };
 
   test("P5: an event of exactly N bytes, framing included, passes with ceiling N and is refused with N−1", async () => {
-    const s = await scriptedLegacySse(exactEvent(N));
-    servers.push(s);
+    const s = kept.server(await scriptedLegacySse(exactEvent(N)));
     const error = await assertBoundary((ceiling) =>
       open({ url: s.url, transport: "sse", call: { maxResponseBytes: ceiling } }),
     );
@@ -209,8 +184,7 @@ describe("P5: a legacy HTTP+SSE event", () => {
 
   test("P6: an event over the shared stream's own ceiling closes the session", async () => {
     const CEILING = 2_048;
-    const s = await scriptedLegacySse(exactEvent(N));
-    servers.push(s);
+    const s = kept.server(await scriptedLegacySse(exactEvent(N)));
     const client = await open({
       url: s.url,
       transport: "sse",
@@ -231,8 +205,7 @@ describe("P5: a stdio line", () => {
   const exactLine = () => stdioServer({ call: `await splitLine(exactResult(m.id, ${N}));` });
 
   test("P5: a line of exactly N bytes (its newline not counted) passes with ceiling N and is refused with N−1", async () => {
-    const script = startStdioScript(exactLine());
-    scripts.push(script);
+    const script = kept.script(exactLine());
     const error = await assertBoundary((ceiling) =>
       open({ command: script.command, args: script.args, call: { maxResponseBytes: ceiling } }),
     );
@@ -241,8 +214,7 @@ describe("P5: a stdio line", () => {
 
   test("P6: a line over the stream's own ceiling closes the session", async () => {
     const CEILING = 2_048;
-    const script = startStdioScript(exactLine());
-    scripts.push(script);
+    const script = kept.script(exactLine());
     const client = await open({
       command: script.command,
       args: script.args,

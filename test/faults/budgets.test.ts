@@ -20,15 +20,13 @@ import {
   type Handler,
   type HostileServer,
   hang,
+  hostileSet,
   json,
   legacyStreamableHandler,
   type Overrides,
   openSse,
   type Recorded,
   rpcResult,
-  type StdioScript,
-  startHttp,
-  startStdioScript,
   writeSse,
 } from "../helpers/hostile.ts";
 
@@ -46,38 +44,12 @@ const SMALL_CEILING = 8 * 1024;
 
 // ---------------------------------------------------------------- bookkeeping
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function http(handler: Handler, path?: string): Promise<HostileServer> {
-  const s = await startHttp(handler, path ? { path } : {});
-  servers.push(s);
-  return s;
-}
-
-async function sseServer(answer?: SseAnswer): Promise<HostileServer> {
-  const s = await scriptedLegacySse(answer);
-  servers.push(s);
-  return s;
-}
-
-function stdio(behaviour: Parameters<typeof stdioServer>[0]): StdioScript {
-  const s = startStdioScript(stdioServer(behaviour));
-  scripts.push(s);
-  return s;
-}
-
-async function open(options: ConnectOptions): Promise<Client> {
-  const client = await connect({ ...base, ...options });
-  clients.push(client);
-  return client;
-}
+const kept = hostileSet();
+after(kept.closeAll);
+const http = (handler: Handler, path?: string) => kept.http(handler, path ? { path } : {});
+const sseServer = async (answer?: SseAnswer) => kept.server(await scriptedLegacySse(answer));
+const stdio = (behaviour: Parameters<typeof stdioServer>[0]) => kept.script(stdioServer(behaviour));
+const open = async (options: ConnectOptions) => kept.client(await connect({ ...base, ...options }));
 
 interface Failure {
   error: TetherError;

@@ -43,6 +43,7 @@ import {
   HOSTILE_SESSION_ID,
   type HostileServer,
   hang,
+  hostileSet,
   json,
   legacyAnswerTo,
   legacyStdioServer,
@@ -50,8 +51,6 @@ import {
   type Recorded,
   rpcResult,
   type StdioScript,
-  startHttp,
-  startStdioScript,
 } from "../helpers/hostile.ts";
 
 /** A legacy pin and a ceiling below the modern era: both skip `server/discover`, so the first request is `initialize`. */
@@ -68,14 +67,10 @@ const HTTP_STAGES = (stage: string) => ["http_request", stage];
 const STUCK_MS = 20_000;
 
 // Everything a test opens is closed in `after`, even when an assertion failed first.
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
+const kept = hostileSet();
 const dirs: string[] = [];
 after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
+  await kept.closeAll();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -115,10 +110,7 @@ function begin(options: ConnectOptions): Connecting {
       options.onEvent?.(e);
     },
   }).then(
-    (client): Outcome => {
-      clients.push(client);
-      return { client, events, clock };
-    },
+    (client): Outcome => ({ client: kept.client(client), events, clock }),
     (error: unknown): Outcome => ({ error, events, clock }),
   );
   void outcome.then(() => {
@@ -226,8 +218,7 @@ async function legacyServer(faults: Partial<Record<string, Handler[]>> = {}): Pr
     const headers = { ...rec.headers, "mcp-session-id": live ? HOSTILE_SESSION_ID : undefined };
     return await correct(res, { ...rec, headers }, req);
   };
-  const server = await startHttp(handler);
-  servers.push(server);
+  const server = await kept.http(handler);
   return {
     ...server,
     of: (key) => server.requests.filter((r) => (r.rpcMethod ?? r.method) === key),
@@ -257,11 +248,7 @@ ${legacyStdioServer({ discover: { reply: "error", code: -32601 } })}
 }
 `;
 
-function stdioServer(source: string): StdioScript {
-  const s = startStdioScript(source);
-  scripts.push(s);
-  return s;
-}
+const stdioServer = (source: string): StdioScript => kept.script(source);
 
 function initializesOf(script: StdioScript, pid: number): unknown[] {
   return script

@@ -456,6 +456,53 @@ onMessage((m) => {
 `;
 }
 
+// ---------------------------------------------------------------- ownership
+
+/** Anything a test closes at its end: a client, a server. */
+export interface Closes {
+  close(): Promise<void>;
+}
+
+/**
+ * The servers, scripts and clients of one test file, closed by `closeAll` (for `after`) in the
+ * order their owners need, whatever failed first: every client (its goodbye still reaches its
+ * server), then every server, then every script's folder. What it closed it forgets, so a test
+ * may call it early and `after` again.
+ */
+export function hostileSet(): {
+  http(handler: Handler, options?: { path?: string }): Promise<HostileServer>;
+  script(source: string): StdioScript;
+  server<S extends Closes>(server: S): S;
+  client<C extends Closes>(client: C): C;
+  closeAll(): Promise<void>;
+} {
+  const clients: Closes[] = [];
+  const servers: Closes[] = [];
+  const scripts: StdioScript[] = [];
+  const server = <S extends Closes>(s: S): S => {
+    servers.push(s);
+    return s;
+  };
+  return {
+    http: async (handler, options = {}) => server(await startHttp(handler, options)),
+    script(source) {
+      const s = startStdioScript(source);
+      scripts.push(s);
+      return s;
+    },
+    server,
+    client(c) {
+      clients.push(c);
+      return c;
+    },
+    async closeAll() {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+      await Promise.all(servers.splice(0).map((s) => s.close()));
+      for (const s of scripts.splice(0)) s.dispose();
+    },
+  };
+}
+
 // ---------------------------------------------------------------- example servers with flags
 
 const READY_TIMEOUT_MS = 15_000;

@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import type { ServerResponse } from "node:http";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type Client, connect, type LifecycleEvent } from "../../src/index.ts";
+import { connect, type LifecycleEvent } from "../../src/index.ts";
 import {
   INBOUND_BURST,
   INBOUND_RATE_PER_SECOND,
@@ -23,13 +23,11 @@ import {
 import { runCli } from "../helpers/cli.ts";
 import {
   type HostileServer,
+  hostileSet,
   legacyStreamableHandler,
   openSse,
   type Recorded,
   rpcResult,
-  type StdioScript,
-  startHttp,
-  startStdioScript,
 } from "../helpers/hostile.ts";
 
 const MiB = 1024 * 1024;
@@ -61,20 +59,9 @@ const answerBound = (ms: number) =>
 
 // ---------------------------------------------------------------- bookkeeping
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-function script(source: string): StdioScript {
-  const s = startStdioScript(source);
-  scripts.push(s);
-  return s;
-}
+const kept = hostileSet();
+after(kept.closeAll);
+const { script } = kept;
 
 /** A POST that carries one of our answers: an id, no method. */
 const isAnswer = (rec: Recorded) =>
@@ -90,7 +77,7 @@ async function httpServer(
   onAnswer: (rec: Recorded) => void = () => {},
 ): Promise<HostileServer> {
   const stock = legacyStreamableHandler({ "tools/call": (res, rec) => call(res, rec) });
-  const s = await startHttp(async (res, rec, req) => {
+  return kept.http(async (res, rec, req) => {
     if (isAnswer(rec)) {
       req.socket.once("close", () => onAnswer(rec));
       res.writeHead(202, { connection: "close" }).end();
@@ -98,8 +85,6 @@ async function httpServer(
     }
     await stock(res, rec, req);
   });
-  servers.push(s);
-  return s;
 }
 
 interface ProbeReport {
@@ -387,7 +372,7 @@ describe("S5: notifications share the budget; progress for a waiting call is its
         if (e.type === "inbound_dropped") throw new Error("a listener that fails");
       },
     });
-    clients.push(client);
+    kept.client(client);
     const progress: number[] = [];
     const started = performance.now();
     const result = await client.callTool("chat", {}, { onProgress: (p) => progress.push(p.progress) });
@@ -440,7 +425,7 @@ describe("S5: notifications share the budget; progress for a waiting call is its
       onEvent: (e) => events.push(e),
       handlers: { roots: () => ({ roots: [{ uri: "file:///work", name: "work" }] }) },
     });
-    clients.push(client);
+    kept.client(client);
     const result = await client.callTool("ask");
     assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), {
       roots: [{ uri: "file:///work", name: "work" }],
