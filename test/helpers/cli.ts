@@ -29,10 +29,33 @@ export interface CliOptions {
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
+  return runProcess(process.execPath, [CLI_BIN, ...args], {
+    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    cwd: options.cwd,
+    timeoutMs: options.timeoutMs ?? 20_000,
+    name: `tether ${args.join(" ")}`,
+    signalAfter: options.signalAfter,
+    signalWhen: options.signalWhen,
+  });
+}
+
+export interface ProcessOptions extends Pick<CliOptions, "cwd" | "signalAfter" | "signalWhen"> {
+  /** The child's whole environment (nothing of this process's is added). */
+  env: NodeJS.ProcessEnv;
+  /** Kill the child (and fail, naming it `name`) after this long. */
+  timeoutMs: number;
+  name: string;
+}
+
+/**
+ * Runs `command args` with no stdin, collecting its stdout and stderr, and resolves once it
+ * closed; a child still running after `timeoutMs` is killed and the run fails.
+ */
+export function runProcess(command: string, args: string[], options: ProcessOptions): Promise<CliRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], {
-      env: { ...process.env, NO_COLOR: "1", ...options.env },
+    const child = spawn(command, args, {
+      env: options.env,
       cwd: options.cwd,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -46,8 +69,8 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun
     });
     const killer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`tether ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20_000} ms`));
-    }, options.timeoutMs ?? 20_000);
+      reject(new Error(`${options.name} did not exit within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
     const signaller = options.signalAfter
       ? setTimeout(() => child.kill(options.signalAfter!.signal), options.signalAfter.ms)
       : undefined;
