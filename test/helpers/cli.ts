@@ -1,6 +1,7 @@
 // Runs the built CLI (dist/tether.mjs) as a real child process, the way users and outside checks do.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { outputOf } from "./toolkit.ts";
 
 /** The bundle under test: dist/tether.mjs, or another build named by TETHER_TEST_CLI. */
 export const CLI_BIN =
@@ -59,17 +60,12 @@ export function runProcess(command: string, args: string[], options: ProcessOpti
       cwd: options.cwd,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
+    const output = outputOf(child);
     const killer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${options.name} did not exit within ${options.timeoutMs} ms`));
+      reject(
+        new Error(`${options.name} did not exit within ${options.timeoutMs} ms; stderr: ${output.stderr}`),
+      );
     }, options.timeoutMs);
     const signaller = options.signalAfter
       ? setTimeout(() => child.kill(options.signalAfter!.signal), options.signalAfter.ms)
@@ -85,7 +81,7 @@ export function runProcess(command: string, args: string[], options: ProcessOpti
       closed = true;
       clearTimeout(killer);
       if (signaller) clearTimeout(signaller);
-      resolve({ code, stdout, stderr, elapsedMs: performance.now() - started });
+      resolve({ code, ...output, elapsedMs: performance.now() - started });
     });
   });
 }

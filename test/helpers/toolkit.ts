@@ -6,6 +6,7 @@
 // every test. Nothing here imports the library: the servers built on it also run as child
 // processes and against the packed package.
 
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -238,6 +239,20 @@ export function writeStdioScript<Entry extends { pid: number; event: string }>(
 /** Removes a script's temporary folder. */
 export function removeScript(script: { dir: string }): void {
   rmSync(script.dir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------- child processes
+
+/** Everything a child has written so far to stdout and to stderr, as UTF-8 text. */
+export function outputOf(child: ChildProcess): { readonly stdout: string; readonly stderr: string } {
+  const output = { stdout: "", stderr: "" };
+  child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+    output.stdout += d;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+    output.stderr += d;
+  });
+  return output;
 }
 
 // ---------------------------------------------------------------- ownership
