@@ -3,8 +3,7 @@
 // clock (`deps.clock`), moved to the deadline once the wait under test has begun.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect } from "../../src/index.ts";
-import { startAuthServer, startProtectedServer, withProtectedServer } from "../helpers/auth-server.ts";
+import { connectTo, withProtectedServer } from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
 import { fakeClock, until } from "../helpers/fake-clock.ts";
 
@@ -13,9 +12,7 @@ describe("auth: bounded by the discovery deadline", () => {
     await withProtectedServer({ hangMetadata: true }, {}, async (as, mcp) => {
       const clock = fakeClock();
       const connecting = rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { timeoutMs: 1_500 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
           deps: { clock },
@@ -39,9 +36,7 @@ describe("auth: bounded by the discovery deadline", () => {
       const clock = fakeClock();
       let sent = false;
       const connecting = rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { timeoutMs: 1_000 },
           auth: {
             openUrl: () => {
@@ -62,24 +57,17 @@ describe("auth: bounded by the discovery deadline", () => {
   });
 
   test("E3: the caller's cancellation during sign-in is cancelled, not a timeout", async () => {
-    const as = await startAuthServer();
-    const mcp = await startProtectedServer(as);
-    const controller = new AbortController();
-    try {
+    await withProtectedServer({}, {}, async (_as, mcp) => {
+      const controller = new AbortController();
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           signal: controller.signal,
           auth: { openUrl: () => controller.abort(new Error("user gave up")), tokenStore: false },
         }),
       );
       assert.equal(e.code, "cancelled");
       assert.equal(e.cancellation, "caller");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 });
 
@@ -87,9 +75,7 @@ describe("auth: byte ceilings", () => {
   test("P5: authorization server metadata past the discovery byte ceiling is refused (limit), unread", async () => {
     await withProtectedServer({ metadataBytes: 64 * 1024 }, {}, async (_as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { maxResponseBytes: 16 * 1024 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
         }),
@@ -104,9 +90,7 @@ describe("auth: byte ceilings", () => {
   test("P5: metadata with no declared length is refused as it passes the ceiling, the bytes read reported", async () => {
     await withProtectedServer({ metadataBytes: 64 * 1024, metadataChunked: true }, {}, async (_as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { maxResponseBytes: 16 * 1024 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
         }),
@@ -119,9 +103,7 @@ describe("auth: byte ceilings", () => {
   test("P5: authorization responses get at most 1 MiB even under a larger phase ceiling", async () => {
     await withProtectedServer({ metadataBytes: 1024 * 1024 + 1 }, {}, async (_as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
         }),
       );

@@ -3,11 +3,13 @@
 // server (one retry each, bounded when a server never settles), and the key stored with the
 // tokens as a secret.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
+import { describe, test } from "node:test";
+import { MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
 import {
   type AuthServer,
   browser,
+  connectTo,
+  protectedServerForSuite,
   startAuthServer,
   startProtectedServer,
   withProtectedServer,
@@ -29,20 +31,11 @@ describe("auth: DPoP", () => {
   let as: AuthServer;
   let mcp: HostileServer;
   const proofs = newProofs();
-  before(async () => {
-    as = await startAuthServer({ dpop: {} });
-    mcp = await startProtectedServer(as, { dpop: {}, proofs });
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]), { dpop: {} }, { dpop: {}, proofs });
 
   test("X2: a DPoP-bound token is requested with a proof and presented as DPoP with a fresh proof per request", async () => {
     const store = new MemoryTokenStore();
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store, dpop: true },
     });
     try {
@@ -68,17 +61,13 @@ describe("auth: DPoP", () => {
   test("X2: a stored DPoP key and token serve a later connection with no authorization traffic", async () => {
     const store = new MemoryTokenStore();
     await (
-      await connect({
-        url: mcp.url,
-        eraHints: false,
+      await connectTo(mcp, {
         auth: { openUrl: browser(), tokenStore: store, dpop: true },
       })
     ).close();
     const tokenRequests = as.tokenRequests.length;
     const errors = proofs.errors.length;
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: () => assert.fail("no sign-in"), tokenStore: store, dpop: true },
     });
     try {
@@ -93,9 +82,7 @@ describe("auth: DPoP", () => {
   test("X2: without dpop the same servers issue and take Bearer tokens", async () => {
     const store = new MemoryTokenStore();
     const proofCount = as.dpopProofs.length;
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store },
     });
     await client.close();
@@ -112,9 +99,7 @@ describe("auth: DPoP nonces", () => {
     const proofs = newProofs();
     const mcp = await startProtectedServer(as, { dpop: { nonce: true }, proofs });
     try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
+      const client = await connectTo(mcp, {
         auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
       });
       try {
@@ -142,9 +127,7 @@ describe("auth: DPoP nonces", () => {
   test("X4: a token endpoint that names a new nonce every time is given up on after one retry (unauthorized)", async () => {
     await withProtectedServer({ dpop: { nonceLoop: true } }, { dpop: {} }, async (as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
         }),
       );
@@ -159,9 +142,7 @@ describe("auth: DPoP nonces", () => {
     const mcp = await startProtectedServer(as, { dpop: { nonceLoop: true }, proofs });
     try {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
         }),
       );

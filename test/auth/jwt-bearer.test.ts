@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { connect, type LifecycleEvent, MemoryTokenStore } from "../../src/index.ts";
 import {
+  connectTo,
   es256,
   signJwt,
   startAuthServer,
@@ -33,14 +34,10 @@ function workloadJwt(key: ReturnType<typeof es256>, audience: string, lifetime =
 describe("auth: JWT-bearer grant (workload identity)", () => {
   test("X2: a workload assertion is exchanged for a token; the assertion never appears in events", async () => {
     const key = es256();
-    const as = await startAuthServer({ workloadKey: key.publicJwk, registration: false });
-    const mcp = await startProtectedServer(as);
-    const events: LifecycleEvent[] = [];
-    let reads = 0;
-    try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
+    await withProtectedServer({ workloadKey: key.publicJwk, registration: false }, {}, async (as, mcp) => {
+      const events: LifecycleEvent[] = [];
+      let reads = 0;
+      const client = await connectTo(mcp, {
         onEvent: (e) => events.push(e),
         auth: {
           grant: "jwt_bearer",
@@ -63,22 +60,15 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
       assert.equal(as.tokenRequests[0]!.get("client_id"), null, "no client named without a client ID");
       const text = JSON.stringify(events);
       for (const s of as.secrets) assert.ok(!text.includes(s));
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("X2: a refused assertion (expired) fails unauthorized/invalid_grant after one token request, echo scrubbed", async () => {
     const key = es256();
-    const as = await startAuthServer({ workloadKey: key.publicJwk, registration: false });
-    const mcp = await startProtectedServer(as);
-    const expired = workloadJwt(key, "", -60);
-    try {
+    await withProtectedServer({ workloadKey: key.publicJwk, registration: false }, {}, async (as, mcp) => {
+      const expired = workloadJwt(key, "", -60);
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { grant: "jwt_bearer", clientId: "workload-app", assertion: expired, tokenStore: false },
         }),
       );
@@ -88,10 +78,7 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
       const text = [e.message, JSON.stringify(e), String(e.cause)].join("\n");
       assert.ok(!text.includes(expired), "the assertion is not shown");
       assert.doesNotMatch(text, /CANARY/);
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("S2: a token endpoint redirecting to another origin is refused and that origin receives nothing", async () => {
@@ -107,9 +94,7 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
     const mcp = await startProtectedServer(as);
     try {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
         }),
       );
@@ -134,9 +119,7 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
       {},
       async (as, mcp) => {
         const e = await rejection(
-          connect({
-            url: mcp.url,
-            eraHints: false,
+          connectTo(mcp, {
             auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
           }),
         );

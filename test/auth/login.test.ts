@@ -1,9 +1,16 @@
 // Sign-in with the authorization code grant and PKCE through the loopback redirect, against the
 // local authorization server in test/helpers/auth-server.ts; the test plays the browser.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { connect, type LifecycleEvent, MemoryTokenStore, serverKey } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import {
+  type AuthServer,
+  browser,
+  connectTo,
+  protectedServerForSuite,
+  startAuthServer,
+  startProtectedServer,
+} from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
@@ -11,21 +18,12 @@ import type { HostileServer } from "../helpers/hostile.ts";
 describe("auth: authorization code with PKCE through the loopback redirect", () => {
   let as: AuthServer;
   let mcp: HostileServer;
-  before(async () => {
-    as = await startAuthServer();
-    mcp = await startProtectedServer(as, { scopes: ["mcp:read"] });
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]), {}, { scopes: ["mcp:read"] });
 
   test("auth: a 401 leads to discovery, registration and sign-in; the request is retried with the token", async () => {
     const opened: string[] = [];
     const store = new MemoryTokenStore();
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(opened), tokenStore: store },
     });
     try {
@@ -61,17 +59,13 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
 
   test("auth: a stored token is used at once: no challenge, no authorization server traffic", async () => {
     const store = new MemoryTokenStore();
-    const first = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const first = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store },
     });
     await first.close();
     const asRequests = as.server.requests.length;
     const mcpRequests = mcp.requests.length;
-    const second = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const second = await connectTo(mcp, {
       auth: { openUrl: () => assert.fail("no sign-in"), tokenStore: store, mode: "stored-only" },
     });
     await second.listTools();
@@ -119,9 +113,7 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
     // A fake clock that never moves: ending at once means ending with no limit waited out.
     const clock = fakeClock();
     const e = await rejection(
-      connect({
-        url: mcp.url,
-        eraHints: false,
+      connectTo(mcp, {
         timeoutMs: 10_000,
         deps: { clock },
         auth: {

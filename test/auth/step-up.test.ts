@@ -2,11 +2,13 @@
 // private-key JWT (the assertion verified by the authorization server with node:crypto).
 import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { connect, MemoryTokenStore } from "../../src/index.ts";
 import {
   type AuthServer,
   browser,
+  connectTo,
+  protectedServerForSuite,
   startAuthServer,
   startProtectedServer,
   withProtectedServer,
@@ -17,20 +19,15 @@ import type { HostileServer } from "../helpers/hostile.ts";
 describe("auth: step-up on insufficient_scope", () => {
   let as: AuthServer;
   let mcp: HostileServer;
-  before(async () => {
-    as = await startAuthServer();
-    mcp = await startProtectedServer(as, { scopes: ["mcp:read"], callScopes: ["mcp:write"] });
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite(
+    (a, m) => ([as, mcp] = [a, m]),
+    {},
+    { scopes: ["mcp:read"], callScopes: ["mcp:write"] },
+  );
 
   test("auth: a 403 insufficient_scope re-authorizes with the union of scopes and the call goes through", async () => {
     const opened: string[] = [];
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(opened), tokenStore: new MemoryTokenStore() },
     });
     try {
@@ -104,9 +101,7 @@ describe("auth: client credentials", () => {
       { client: { id: "ci-bot", secret: "cs-CANARY-ci-secret" } },
       { scopes: ["mcp:read"] },
       async (as, mcp) => {
-        const client = await connect({
-          url: mcp.url,
-          eraHints: false,
+        const client = await connectTo(mcp, {
           auth: {
             grant: "client_credentials",
             clientId: "ci-bot",
@@ -135,9 +130,7 @@ describe("auth: client credentials", () => {
       },
       {},
       async (as, mcp) => {
-        const client = await connect({
-          url: mcp.url,
-          eraHints: false,
+        const client = await connectTo(mcp, {
           auth: {
             grant: "client_credentials",
             clientId: "jwt-bot",
@@ -164,9 +157,7 @@ describe("auth: client credentials", () => {
       {},
       async (as, mcp) => {
         const e = await rejection(
-          connect({
-            url: mcp.url,
-            eraHints: false,
+          connectTo(mcp, {
             recovery: { maxAttempts: 3, backoffMs: 1 },
             auth: {
               grant: "client_credentials",

@@ -5,7 +5,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { connect, type LifecycleEvent, MemoryTokenStore } from "../../src/index.ts";
-import { startAuthServer, startIdentityProvider, startProtectedServer } from "../helpers/auth-server.ts";
+import {
+  connectTo,
+  startAuthServer,
+  startIdentityProvider,
+  startProtectedServer,
+} from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
 
 const CLIENT = { id: "mcp-app", secret: "cs-CANARY-enterprise-client" };
@@ -18,9 +23,7 @@ describe("auth: token exchange (enterprise-managed authorization)", () => {
     const events: LifecycleEvent[] = [];
     const idToken = idp.idToken();
     try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
+      const client = await connectTo(mcp, {
         onEvent: (e) => events.push(e),
         auth: {
           grant: "token_exchange",
@@ -62,9 +65,7 @@ describe("auth: token exchange (enterprise-managed authorization)", () => {
     const forged = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJDQU5BUlktZm9yZ2VkIn0.c2lnLUNBTkFSWS1mb3JnZWQ";
     try {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: {
             grant: "token_exchange",
             clientId: CLIENT.id,

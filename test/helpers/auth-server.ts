@@ -17,6 +17,8 @@
 import type { JsonWebKey, KeyObject } from "node:crypto";
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { after, before } from "node:test";
+import { type Client, type ConnectSettings, connect, type HttpTarget } from "../../src/index.ts";
 import {
   type Handler,
   type HostileServer,
@@ -734,6 +736,36 @@ export async function startProtectedServer(
   url = server.url;
   origin = server.origin;
   return server;
+}
+
+/**
+ * For the suite it is called in: an authorization server (`asOptions`) and an MCP server behind
+ * it (`mcpOptions`), started before its first test and handed to `receive`, closed after its last.
+ */
+export function protectedServerForSuite(
+  receive: (as: AuthServer, mcp: HostileServer) => void,
+  asOptions: AuthServerOptions = {},
+  mcpOptions: ProtectedServerOptions = {},
+): void {
+  let started: { as: AuthServer; mcp?: HostileServer } | undefined;
+  before(async () => {
+    const as = await startAuthServer(asOptions);
+    started = { as };
+    started.mcp = await startProtectedServer(as, mcpOptions);
+    receive(as, started.mcp);
+  });
+  after(async () => {
+    await started?.mcp?.close();
+    await started?.as.close();
+  });
+}
+
+/** connect() to the MCP server `mcp`, with no remembered era, and these settings (its `auth`, ...). */
+export function connectTo(
+  mcp: { url: string },
+  settings: Omit<HttpTarget, "url"> & ConnectSettings,
+): Promise<Client> {
+  return connect({ url: mcp.url, eraHints: false, ...settings });
 }
 
 /**
