@@ -62,15 +62,7 @@ export function eventLog(): {
 
 // ---------------------------------------------------------------- processes
 
-/** Whether a process exists (signal 0: no signal is sent, only the check). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
+export { isAlive } from "./toolkit.ts";
 
 export function killQuietly(pid: number): void {
   try {

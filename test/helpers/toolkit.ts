@@ -243,6 +243,16 @@ export function removeScript(script: { dir: string }): void {
 
 // ---------------------------------------------------------------- child processes
 
+/** Whether a process exists (signal 0: no signal is sent, only the check). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
 /** Everything a child has written so far to stdout and to stderr, as UTF-8 text. */
 export function outputOf(child: ChildProcess): { readonly stdout: string; readonly stderr: string } {
   const output = { stdout: "", stderr: "" };

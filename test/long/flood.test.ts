@@ -25,6 +25,7 @@ import {
 } from "../../src/index.ts";
 import {
   delay,
+  drainedOrClosed,
   type SseAnswer,
   scriptedLegacySse,
   sseNotificationOfBytes,
@@ -40,6 +41,7 @@ import {
   type Recorded,
   rpcResult,
 } from "../helpers/hostile.ts";
+import { isAlive } from "../helpers/toolkit.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -144,19 +146,6 @@ const open = async (options: ConnectOptions) => kept.client(await connect({ eraH
 
 // ---------------------------------------------------------------- writing as fast as the peer reads
 
-/** Waits for the stream to take more, or to go away; removes both listeners either way. */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
-
 interface Pump {
   /** Frames handed to the socket so far. */
   frames(): number;
@@ -175,15 +164,6 @@ function pump(res: ServerResponse, frame: Buffer): Pump {
     }
   })();
   return { frames: () => frames, gone };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------- flooding servers, one per transport

@@ -14,12 +14,13 @@ import { spawn } from "node:child_process";
 import type { ServerResponse } from "node:http";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { connect, type LifecycleEvent } from "../../src/index.ts";
+import { type Client, type ConnectSettings, connect, type LifecycleEvent } from "../../src/index.ts";
 import {
   INBOUND_BURST,
   INBOUND_RATE_PER_SECOND,
   MAX_INBOUND_IN_FLIGHT,
 } from "../../src/jsonrpc/inbound-gate.ts";
+import { drainedOrClosed } from "../fixtures/budgets/servers.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   type HostileServer,
@@ -28,6 +29,7 @@ import {
   openSse,
   type Recorded,
   rpcResult,
+  type StdioScript,
 } from "../helpers/hostile.ts";
 
 const MiB = 1024 * 1024;
@@ -62,6 +64,26 @@ const answerBound = (ms: number) =>
 const kept = hostileSet();
 after(kept.closeAll);
 const { script } = kept;
+
+/** A client of the script `s` (no remembered era) whose lifecycle events are collected, then handed to `onEvent`. */
+async function openLogged(
+  s: StdioScript,
+  extra: Partial<ConnectSettings>,
+  onEvent: (e: LifecycleEvent) => void = () => {},
+): Promise<{ client: Client; events: LifecycleEvent[] }> {
+  const events: LifecycleEvent[] = [];
+  const client = await connect({
+    command: s.command,
+    args: s.args,
+    eraHints: false,
+    onEvent: (e) => {
+      events.push(e);
+      onEvent(e);
+    },
+    ...extra,
+  });
+  return { client: kept.client(client), events };
+}
 
 /** A POST that carries one of our answers: an id, no method. */
 const isAnswer = (rec: Recorded) =>
@@ -138,16 +160,7 @@ async function writeEvents(res: ServerResponse, count: number, event: (i: number
     let chunk = "";
     for (let j = i; j < i + PER_WRITE && j <= count; j++)
       chunk += `event: message\ndata: ${JSON.stringify(event(j))}\n\n`;
-    if (!res.write(chunk))
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-      });
+    if (!res.write(chunk)) await drainedOrClosed(res);
   }
 }
 
@@ -362,17 +375,9 @@ describe("S5: notifications share the budget; progress for a waiting call is its
         }
       });
     `);
-    const events: LifecycleEvent[] = [];
-    const client = await connect({
-      command: s.command,
-      args: s.args,
-      eraHints: false,
-      onEvent: (e) => {
-        events.push(e);
-        if (e.type === "inbound_dropped") throw new Error("a listener that fails");
-      },
+    const { client, events } = await openLogged(s, {}, (e) => {
+      if (e.type === "inbound_dropped") throw new Error("a listener that fails");
     });
-    kept.client(client);
     const progress: number[] = [];
     const started = performance.now();
     const result = await client.callTool("chat", {}, { onProgress: (p) => progress.push(p.progress) });
@@ -417,15 +422,9 @@ describe("S5: notifications share the budget; progress for a waiting call is its
         if (m.id === "roots-1") send({ jsonrpc: "2.0", id: call, result: { content: [{ type: "text", text: JSON.stringify(m.result ?? m.error) }] } });
       });
     `);
-    const events: LifecycleEvent[] = [];
-    const client = await connect({
-      command: s.command,
-      args: s.args,
-      eraHints: false,
-      onEvent: (e) => events.push(e),
+    const { client, events } = await openLogged(s, {
       handlers: { roots: () => ({ roots: [{ uri: "file:///work", name: "work" }] }) },
     });
-    kept.client(client);
     const result = await client.callTool("ask");
     assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), {
       roots: [{ uri: "file:///work", name: "work" }],
