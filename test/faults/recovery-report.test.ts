@@ -11,26 +11,22 @@ import { runCli } from "../helpers/cli.ts";
 import {
   destroy,
   type HostileServer,
+  hostileSet,
   json,
   legacyStreamableHandler,
   rpcResult,
-  startHttp,
 } from "../helpers/hostile.ts";
 
-const servers: HostileServer[] = [];
-after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
+const kept = hostileSet();
+after(kept.closeAll);
 
 /** A legacy server whose first `initialize` has its connection destroyed; `later` answers the rest. */
 async function resetsFirstInitialize(later = legacyStreamableHandler()): Promise<HostileServer> {
   let initializes = 0;
-  const server = await startHttp((res, rec, req) => {
+  return kept.http((res, rec, req) => {
     if (rec.rpcMethod === "initialize" && ++initializes === 1) return destroy()(res, rec, req);
     return later(res, rec, req);
   });
-  servers.push(server);
-  return server;
 }
 
 test("R3: the recovery policy is told the era of the attempt that failed", async () => {
