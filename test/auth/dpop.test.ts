@@ -4,14 +4,13 @@
 // tokens as a secret.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
+import { MemoryTokenStore } from "../../src/index.ts";
 import {
   type AuthServer,
   browser,
   connectTo,
   protectedServerForSuite,
-  startAuthServer,
-  startProtectedServer,
+  storedTokens,
   withProtectedServer,
 } from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
@@ -19,12 +18,6 @@ import type { HostileServer } from "../helpers/hostile.ts";
 
 function newProofs() {
   return { seen: [] as string[], errors: [] as string[], schemes: [] as string[] };
-}
-
-async function stored(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
-  const record = await store.get(serverKey(new URL(url)));
-  assert.equal(record?.kind, "tokens");
-  return record as ServerTokens;
 }
 
 describe("auth: DPoP", () => {
@@ -46,7 +39,7 @@ describe("auth: DPoP", () => {
     }
     assert.ok(as.dpopProofs.length >= 1, "the token request carried a proof");
     assert.deepEqual(as.dpopErrors, []);
-    const t = await stored(store, mcp.url);
+    const t = await storedTokens(store, mcp.url);
     assert.equal(t.tokenType, "DPoP");
     assert.equal(typeof t.dpopKey?.d, "string", "the private key is stored with the tokens");
     assert.ok(proofs.schemes.length >= 2);
@@ -87,7 +80,7 @@ describe("auth: DPoP", () => {
     });
     await client.close();
     assert.equal(as.dpopProofs.length, proofCount, "no proof sent");
-    const t = await stored(store, mcp.url);
+    const t = await storedTokens(store, mcp.url);
     assert.equal(t.tokenType, undefined);
     assert.equal(t.dpopKey, undefined);
   });
@@ -95,33 +88,32 @@ describe("auth: DPoP", () => {
 
 describe("auth: DPoP nonces", () => {
   test("X4: a use_dpop_nonce answer at the token endpoint and at the MCP server is retried once with the nonce", async () => {
-    const as = await startAuthServer({ dpop: { nonce: true } });
     const proofs = newProofs();
-    const mcp = await startProtectedServer(as, { dpop: { nonce: true }, proofs });
-    try {
-      const client = await connectTo(mcp, {
-        auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
-      });
-      try {
-        await client.listTools();
-      } finally {
-        await client.close();
-      }
-      assert.equal(
-        as.dpopErrors.filter((e) => e === "nonce").length,
-        1,
-        "one nonce challenge at the token endpoint",
-      );
-      assert.equal(as.dpopProofs.length, 2, "the token request was sent again, once");
-      assert.equal(
-        proofs.errors.filter((e) => e === "nonce").length,
-        1,
-        "one nonce challenge at the MCP server",
-      );
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      { dpop: { nonce: true } },
+      { dpop: { nonce: true }, proofs },
+      async (as, mcp) => {
+        const client = await connectTo(mcp, {
+          auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
+        });
+        try {
+          await client.listTools();
+        } finally {
+          await client.close();
+        }
+        assert.equal(
+          as.dpopErrors.filter((e) => e === "nonce").length,
+          1,
+          "one nonce challenge at the token endpoint",
+        );
+        assert.equal(as.dpopProofs.length, 2, "the token request was sent again, once");
+        assert.equal(
+          proofs.errors.filter((e) => e === "nonce").length,
+          1,
+          "one nonce challenge at the MCP server",
+        );
+      },
+    );
   });
 
   test("X4: a token endpoint that names a new nonce every time is given up on after one retry (unauthorized)", async () => {
@@ -137,10 +129,8 @@ describe("auth: DPoP nonces", () => {
   });
 
   test("X4: an MCP server that names a new nonce every time is given up on after a bounded number of retries", async () => {
-    const as = await startAuthServer({ dpop: {} });
     const proofs = newProofs();
-    const mcp = await startProtectedServer(as, { dpop: { nonceLoop: true }, proofs });
-    try {
+    await withProtectedServer({ dpop: {} }, { dpop: { nonceLoop: true }, proofs }, async (as, mcp) => {
       const e = await rejection(
         connectTo(mcp, {
           auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
@@ -150,9 +140,6 @@ describe("auth: DPoP nonces", () => {
       assert.equal(e.reason, "token_rejected");
       assert.ok(proofs.seen.length <= 3, `at most three proofs for the request, saw ${proofs.seen.length}`);
       assert.equal(as.tokenRequests.length, 1, "no new sign-in for a nonce loop");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 });

@@ -2,14 +2,13 @@
 // local authorization server in test/helpers/auth-server.ts; the test plays the browser.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, serverKey } from "../../src/index.ts";
+import { type LifecycleEvent, MemoryTokenStore, serverKey } from "../../src/index.ts";
 import {
   type AuthServer,
   browser,
   connectTo,
   protectedServerForSuite,
-  startAuthServer,
-  startProtectedServer,
+  withProtectedServer,
 } from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
@@ -78,35 +77,21 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
   });
 
   test("auth: a redirect with the wrong state is refused (state_mismatch) and the code never exchanged", async () => {
-    const wrong = await startAuthServer({ wrongState: true });
-    const server = await startProtectedServer(wrong);
-    try {
-      const e = await rejection(
-        connect({ url: server.url, eraHints: false, auth: { openUrl: browser(), tokenStore: false } }),
-      );
+    await withProtectedServer({ wrongState: true }, {}, async (wrong, server) => {
+      const e = await rejection(connectTo(server, { auth: { openUrl: browser(), tokenStore: false } }));
       assert.equal(e.code, "unauthorized");
       assert.equal(e.reason, "state_mismatch");
       assert.equal(wrong.count("/token"), 0, "the code was not exchanged");
-    } finally {
-      await server.close();
-      await wrong.close();
-    }
+    });
   });
 
   test("auth: a denied authorization is forbidden (denied), a security failure", async () => {
-    const deny = await startAuthServer({ deny: true });
-    const server = await startProtectedServer(deny);
-    try {
-      const e = await rejection(
-        connect({ url: server.url, eraHints: false, auth: { openUrl: browser(), tokenStore: false } }),
-      );
+    await withProtectedServer({ deny: true }, {}, async (_deny, server) => {
+      const e = await rejection(connectTo(server, { auth: { openUrl: browser(), tokenStore: false } }));
       assert.equal(e.code, "forbidden");
       assert.equal(e.reason, "denied");
       assert.equal(e.security, true);
-    } finally {
-      await server.close();
-      await deny.close();
-    }
+    });
   });
 
   test("auth: a hook that cannot send the user ends the wait at once (login_required)", async () => {
@@ -127,14 +112,10 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
   });
 
   test("R4, N5: an authorization failure is never retried by recovery and is never era evidence", async () => {
-    const deny = await startAuthServer({ deny: true });
-    const server = await startProtectedServer(deny);
-    const events: LifecycleEvent[] = [];
-    try {
+    await withProtectedServer({ deny: true }, {}, async (_deny, server) => {
+      const events: LifecycleEvent[] = [];
       const e = await rejection(
-        connect({
-          url: server.url,
-          eraHints: false,
+        connectTo(server, {
           recovery: { maxAttempts: 3, backoffMs: 1 },
           onEvent: (ev) => events.push(ev),
           auth: { openUrl: browser(), tokenStore: false },
@@ -149,9 +130,6 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
         0,
         "no fall-back to HTTP+SSE after a 401",
       );
-    } finally {
-      await server.close();
-      await deny.close();
-    }
+    });
   });
 });

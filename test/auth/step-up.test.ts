@@ -3,14 +3,12 @@
 import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { describe, test } from "node:test";
-import { connect, MemoryTokenStore } from "../../src/index.ts";
+import { MemoryTokenStore } from "../../src/index.ts";
 import {
   type AuthServer,
   browser,
   connectTo,
   protectedServerForSuite,
-  startAuthServer,
-  startProtectedServer,
   withProtectedServer,
 } from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
@@ -47,51 +45,47 @@ describe("auth: step-up on insufficient_scope", () => {
   });
 
   test("auth: step-up is bounded: a scope never granted fails forbidden (insufficient_scope) after two tries", async () => {
-    const stingy = await startAuthServer({ grantNoScopes: true });
-    const server = await startProtectedServer(stingy, { callScopes: ["mcp:admin"] });
-    const opened: string[] = [];
-    const client = await connect({
-      url: server.url,
-      eraHints: false,
-      auth: { openUrl: browser(opened), tokenStore: false },
-    });
-    try {
-      const e = await rejection(client.callTool("echo", { text: "x" }));
-      assert.equal(e.code, "forbidden");
-      assert.equal(e.reason, "insufficient_scope");
-      assert.equal(e.stage, "call", "attributed to the call");
-    } finally {
-      await client.close();
-      await server.close();
-      await stingy.close();
-    }
-    assert.equal(opened.length, 3, "the sign-in, then two step-ups for the call, no more");
-    assert.equal(server.requests.filter((r) => r.rpcMethod === "tools/call").length, 3);
+    await withProtectedServer(
+      { grantNoScopes: true },
+      { callScopes: ["mcp:admin"] },
+      async (_stingy, server) => {
+        const opened: string[] = [];
+        const client = await connectTo(server, {
+          auth: { openUrl: browser(opened), tokenStore: false },
+        });
+        try {
+          const e = await rejection(client.callTool("echo", { text: "x" }));
+          assert.equal(e.code, "forbidden");
+          assert.equal(e.reason, "insufficient_scope");
+          assert.equal(e.stage, "call", "attributed to the call");
+        } finally {
+          await client.close();
+        }
+        assert.equal(opened.length, 3, "the sign-in, then two step-ups for the call, no more");
+        assert.equal(server.requests.filter((r) => r.rpcMethod === "tools/call").length, 3);
+      },
+    );
   });
 
   test("auth: a challenge for scopes already granted is not chased: forbidden at once, no new sign-in", async () => {
-    const stubborn = await startAuthServer();
-    const server = await startProtectedServer(stubborn, { callScopes: ["mcp:write"] });
-    // Whatever the token, the server keeps asking: simulate with a store whose token already has the scope.
-    const opened: string[] = [];
-    const client = await connect({
-      url: server.url,
-      eraHints: false,
-      auth: { openUrl: browser(opened), tokenStore: false, scope: "mcp:write" },
+    await withProtectedServer({}, { callScopes: ["mcp:write"] }, async (stubborn, server) => {
+      // Whatever the token, the server keeps asking: simulate with a store whose token already has the scope.
+      const opened: string[] = [];
+      const client = await connectTo(server, {
+        auth: { openUrl: browser(opened), tokenStore: false, scope: "mcp:write" },
+      });
+      try {
+        // mcp:write was granted at sign-in, so a 403 asking for it again cannot be helped.
+        for (const [token, issued] of stubborn.tokens) stubborn.tokens.set(token, { ...issued, scopes: [] });
+        const e = await rejection(client.callTool("echo", { text: "x" }));
+        assert.equal(e.code, "forbidden");
+        assert.equal(e.reason, "insufficient_scope");
+        assert.equal(e.httpStatus, 403);
+        assert.equal(opened.length, 1, "no second sign-in");
+      } finally {
+        await client.close();
+      }
     });
-    try {
-      // mcp:write was granted at sign-in, so a 403 asking for it again cannot be helped.
-      for (const [token, issued] of stubborn.tokens) stubborn.tokens.set(token, { ...issued, scopes: [] });
-      const e = await rejection(client.callTool("echo", { text: "x" }));
-      assert.equal(e.code, "forbidden");
-      assert.equal(e.reason, "insufficient_scope");
-      assert.equal(e.httpStatus, 403);
-      assert.equal(opened.length, 1, "no second sign-in");
-    } finally {
-      await client.close();
-      await server.close();
-      await stubborn.close();
-    }
   });
 });
 

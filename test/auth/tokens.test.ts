@@ -3,16 +3,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
-import { type AuthServer, browser, connectTo, protectedServerForSuite } from "../helpers/auth-server.ts";
+import {
+  type AuthServer,
+  browser,
+  connectTo,
+  protectedServerForSuite,
+  storedTokens,
+} from "../helpers/auth-server.ts";
 import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function storedTokens(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
-  const record = await store.get(serverKey(new URL(url)));
-  assert.equal(record?.kind, "tokens");
-  return record as ServerTokens;
-}
 
 describe("auth: refresh tokens", () => {
   let as: AuthServer;

@@ -14,11 +14,20 @@
 //
 // Every value the servers issue or receive carries "CANARY" so tests can look for it anywhere.
 
+import assert from "node:assert/strict";
 import type { JsonWebKey, KeyObject } from "node:crypto";
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { after, before } from "node:test";
-import { type Client, type ConnectSettings, connect, type HttpTarget } from "../../src/index.ts";
+import {
+  type Client,
+  type ConnectSettings,
+  connect,
+  type HttpTarget,
+  type MemoryTokenStore,
+  type ServerTokens,
+  serverKey,
+} from "../../src/index.ts";
 import {
   type Handler,
   type HostileServer,
@@ -758,6 +767,13 @@ export function protectedServerForSuite(
     await started?.mcp?.close();
     await started?.as.close();
   });
+}
+
+/** The tokens `store` holds for the server at `url` (failing the test when it holds none). */
+export async function storedTokens(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
+  const record = await store.get(serverKey(new URL(url)));
+  assert.equal(record?.kind, "tokens");
+  return record as ServerTokens;
 }
 
 /** connect() to the MCP server `mcp`, with no remembered era, and these settings (its `auth`, ...). */
