@@ -8,6 +8,7 @@ import { after, test } from "node:test";
 import { TetherError } from "../../src/errors/tether-error.ts";
 import { type AttemptFailure, connect } from "../../src/index.ts";
 import { runCli } from "../helpers/cli.ts";
+import { askingRecovery } from "../helpers/failures.ts";
 import {
   destroy,
   type HostileServer,
@@ -35,14 +36,7 @@ test("R3: the recovery policy is told the era of the attempt that failed", async
   const client = await connect({
     url: server.url,
     timeoutMs: 20_000,
-    recovery: {
-      maxAttempts: 2,
-      backoffMs: 1,
-      shouldRetry: (failure) => {
-        told.push(failure);
-        return true;
-      },
-    },
+    recovery: askingRecovery(2, (failure) => told.push(failure), true),
   });
   await client.close();
   assert.equal(told.length, 1);

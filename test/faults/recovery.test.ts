@@ -35,6 +35,7 @@ import {
 import { type ChildExit, runChildToExit } from "../helpers/child-exit.ts";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import { recordingSpawn } from "../helpers/deadline-servers.ts";
+import { askingRecovery } from "../helpers/failures.ts";
 import { type FakeClock, type FakeTimer, fakeClock, trackedClock, until } from "../helpers/fake-clock.ts";
 import {
   destroy,
@@ -121,6 +122,20 @@ function begin(options: ConnectOptions): Connecting {
 
 async function establish(options: ConnectOptions): Promise<Outcome> {
   return await begin(options).outcome;
+}
+
+/** begin() under the legacy pin (so the first request is initialize), against a server or a stdio script. */
+function beginPinned(
+  target: { url: string } | StdioScript,
+  settings: Partial<ConnectOptions> = {},
+): Connecting {
+  const where = "url" in target ? { url: target.url } : { command: target.command, args: target.args };
+  return begin({ ...where, protocolVersion: PIN, ...settings } as ConnectOptions);
+}
+
+/** establish() under the legacy pin: beginPinned()'s outcome. */
+function establishPinned(target: { url: string } | StdioScript, settings: Partial<ConnectOptions> = {}) {
+  return beginPinned(target, settings).outcome;
 }
 
 /**
@@ -297,10 +312,7 @@ function failFirst(fault: () => unknown): { fetch: typeof fetch; thrown: unknown
 describe("R2: a failed establishment is followed by a fresh attempt", () => {
   test("R2: a stdio server that exits on its first initialize is replaced by a new process (new pid), pin kept (R6)", async () => {
     const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
-    const o = await establish({
-      command: script.command,
-      args: script.args,
-      protocolVersion: PIN,
+    const o = await establishPinned(script, {
       recovery: { maxAttempts: 3, backoffMs: 10 },
     });
     const client = connected(o);
@@ -333,9 +345,7 @@ describe("R2: a failed establishment is followed by a fresh attempt", () => {
 
   test("R2: a connection destroyed mid-initialize is followed by a new TCP connection and a new session, pin kept (R6)", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       recovery: { maxAttempts: 3, backoffMs: 10 },
     });
     const client = connected(o);
@@ -373,9 +383,7 @@ describe("R2: a failed establishment is followed by a fresh attempt", () => {
   test("R2: a session id from a failed attempt never reaches the next attempt", async () => {
     // The first attempt gets session-1, then its `notifications/initialized` POST is reset.
     const server = await legacyServer({ "notifications/initialized": [destroy()] });
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       recovery: { maxAttempts: 3, backoffMs: 10 },
     });
     const client = connected(o);
@@ -438,10 +446,7 @@ describe("R1: without recovery there is exactly one attempt", () => {
   test("R1: a stdio server that exits on initialize fails the one attempt; no second process", async () => {
     const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
     const spawned = recordingSpawn();
-    const o = await establish({
-      command: script.command,
-      args: script.args,
-      protocolVersion: PIN,
+    const o = await establishPinned(script, {
       deps: { spawn: spawned.spawn },
     });
     const e = failed(o);
@@ -472,38 +477,34 @@ describe("R1: without recovery there is exactly one attempt", () => {
 
   test("R1: a connection destroyed mid-initialize fails the one attempt; initialize is sent once", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
-    const o = await establish({ url: server.url, protocolVersion: PIN });
-    const e = failed(o);
-    assert.equal(e.attempts, 1);
-    assert.equal(e.recoveryStopped, undefined);
-    assert.equal(attemptStarts(o.events), 1);
-    assert.deepEqual(decisions(o.events), []);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
+    assertSingleAttempt(await establishPinned(server), server);
   });
 
   test("R1: an initialize never answered fails the one attempt; initialize is sent once", async () => {
     const server = await legacyServer({ initialize: [hang()] });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       handshakeTimeoutMs: SHORT_HANDSHAKE_MS,
       deps: { clock },
     });
     await arrived(() => server.of("initialize").length === 1, "initialize");
     await fire(clock, (t) => t.ms === SHORT_HANDSHAKE_MS);
-    const o = await c.outcome;
-    const e = failed(o);
+    const e = assertSingleAttempt(await c.outcome, server);
     assert.equal(e.reason, "handshake_timeout");
-    assert.equal(e.attempts, 1);
-    assert.equal(e.recoveryStopped, undefined);
-    assert.equal(attemptStarts(o.events), 1);
-    assert.deepEqual(decisions(o.events), []);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
   });
 });
+
+/** The one attempt failed and nothing followed: no recovery decision, nothing pending, initialize sent once. */
+function assertSingleAttempt(o: Outcome, server: { of(key: string): unknown[] }): TetherError {
+  const e = failed(o);
+  assert.equal(e.attempts, 1);
+  assert.equal(e.recoveryStopped, undefined);
+  assert.equal(attemptStarts(o.events), 1);
+  assert.deepEqual(decisions(o.events), []);
+  assertNothingPending(o);
+  assert.equal(server.of("initialize").length, 1);
+  return e;
+}
 
 // ================================================================ vetoes
 
@@ -527,7 +528,7 @@ describe("R4: failures that are never retried", () => {
   ] as const) {
     test(`R4: HTTP ${status} on initialize is never retried`, async () => {
       const server = await legacyServer({ initialize: [empty(status)] });
-      const o = await establish({ url: server.url, protocolVersion: PIN, recovery: { maxAttempts: 5 } });
+      const o = await establishPinned(server, { recovery: { maxAttempts: 5 } });
       const e = assertVetoed(o);
       assert.equal(e.code, code);
       assert.equal(e.httpStatus, status);
@@ -540,9 +541,7 @@ describe("R4: failures that are never retried", () => {
     const server = await legacyServer({ initialize: [hang()] });
     const controller = new AbortController();
     const reason = new Error("the caller gave up");
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       signal: controller.signal,
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
@@ -562,9 +561,7 @@ describe("R4: failures that are never retried", () => {
     const controller = new AbortController();
     const reason = new Error("the caller gave up while waiting");
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       signal: controller.signal,
       recovery: { maxAttempts: 5, backoffMs: 5_000 },
       deps: { clock },
@@ -609,9 +606,7 @@ describe("R4: failures that are never retried", () => {
       test(`R4: ${v.name}, ${where}, is never retried`, async () => {
         const server = await legacyServer();
         const f = failFirst(fault);
-        const o = await establish({
-          url: server.url,
-          protocolVersion: PIN,
+        const o = await establishPinned(server, {
           deps: { fetch: f.fetch },
           recovery: { maxAttempts: 5, backoffMs: 1, isSecurityError },
         });
@@ -631,9 +626,7 @@ describe("R4: failures that are never retried", () => {
   test("R5 (control): an AggregateError of eligible members alone is retried, and the retry succeeds", async () => {
     const server = await legacyServer();
     const f = failFirst(() => new AggregateError([resetError(), resetError()]));
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: f.fetch },
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
@@ -648,9 +641,7 @@ describe("R4: failures that are never retried", () => {
     const f = failFirst(
       () => new AggregateError([new AppSecurityError("pinned key mismatch"), resetError()]),
     );
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: f.fetch },
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
@@ -662,9 +653,7 @@ describe("R4: failures that are never retried", () => {
     const server = await legacyServer();
     const f = failFirst(() => new AppSecurityError("pinned key mismatch"));
     const asked: unknown[] = [];
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: f.fetch },
       recovery: {
         maxAttempts: 5,
@@ -685,17 +674,8 @@ describe("R3: shouldRetry narrows, never widens", () => {
   test("R3: shouldRetry returning false vetoes an eligible failure; it is told a payload-free failure", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
     const asked: unknown[] = [];
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: (failure) => {
-          asked.push(failure);
-          return false;
-        },
-      },
+    const o = await establishPinned(server, {
+      recovery: askingRecovery(5, (failure) => asked.push(failure), false),
     });
     const e = assertVetoed(o);
     assert.equal(e.code, "connection");
@@ -718,17 +698,8 @@ describe("R3: shouldRetry narrows, never widens", () => {
   test("R3: shouldRetry returning true lets eligible failures be retried, asked once per failed attempt", async () => {
     const server = await legacyServer({ initialize: [destroy(), destroy()] });
     const asked: number[] = [];
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: (failure) => {
-          asked.push(failure.attempt);
-          return true;
-        },
-      },
+    const o = await establishPinned(server, {
+      recovery: askingRecovery(5, (failure) => asked.push(failure.attempt), true),
     });
     const e = o.error as Partial<TetherError> | undefined;
     assert.equal(o.client !== undefined, true, `connected (not stopped by ${e?.recoveryStopped})`);
@@ -740,17 +711,8 @@ describe("R3: shouldRetry narrows, never widens", () => {
   test("R3: shouldRetry returning true cannot make a 401 eligible: it is not even asked", async () => {
     const server = await legacyServer({ initialize: [empty(401)] });
     let asked = 0;
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: () => {
-          asked++;
-          return true;
-        },
-      },
+    const o = await establishPinned(server, {
+      recovery: askingRecovery(5, () => asked++, true),
     });
     const e = assertVetoed(o);
     assert.equal(e.code, "unauthorized");
@@ -764,18 +726,9 @@ describe("R3: shouldRetry narrows, never widens", () => {
     const server = await legacyServer({ initialize: [destroy()] });
     let asked = 0;
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       discovery: { timeoutMs: DEADLINE_MS },
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: () => {
-          asked++;
-          return new Promise<boolean>(() => {});
-        },
-      },
+      recovery: askingRecovery(5, () => asked++, new Promise<boolean>(() => {})),
       deps: { clock },
     });
     // The hook is raced against a timer that holds the process open: the deadline plus the grace.
@@ -799,9 +752,7 @@ describe("R3: shouldRetry narrows, never widens", () => {
 describe("R8: recovery covers establishment only", () => {
   test("R8/P8: a tools/call whose connection is destroyed is sent once and surfaces from callTool; the client is not replaced", async () => {
     const server = await legacyServer({ "tools/call": [destroy()] });
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
     const client = connected(o);
@@ -834,9 +785,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
     const HANDSHAKE_MS = 150;
     const server = await legacyServer({ initialize: always(hang()) });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       discovery: { timeoutMs: DEADLINE_MS },
       handshakeTimeoutMs: HANDSHAKE_MS,
       recovery: { maxAttempts: 10, backoffMs: 1 },
@@ -875,9 +824,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
   test("R2/E1: the back-off before each fresh attempt doubles, inside the deadline: 100 ms, then 200 ms", async () => {
     const server = await legacyServer({ initialize: [destroy(), destroy()] });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       recovery: { maxAttempts: 3, backoffMs: 100 },
       deps: { clock },
     });
@@ -901,9 +848,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
   test("E2: a back-off longer than what remains of the deadline stops recovery at once, without sleeping", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
     const clock = fakeClock();
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       discovery: { timeoutMs: 800 },
       recovery: { maxAttempts: 3, backoffMs: 1_000 },
       deps: { clock },
@@ -929,9 +874,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
         throw error;
       }
     };
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: recording },
       recovery: { maxAttempts: 3, backoffMs: 1 },
     });
@@ -984,9 +927,7 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
       fetches++;
       return fetch(input, init);
     };
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       transientRetry: { maxRetries: 2 },
       deps: { clock, fetch: counting },
     });
@@ -1016,9 +957,7 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
     // wait again and connect on the fourth initialize.
     const server = await legacyServer({ initialize: [unavailable(1), destroy(), unavailable(1)] });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       transientRetry: { maxRetries: 1 },
       recovery: { maxAttempts: 3, backoffMs: 10 },
       deps: { clock },
@@ -1045,37 +984,34 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
     assertNothingPending(o);
   });
 
-  test("R7: without transientRetry the 503 fails at once as upstream", async () => {
-    const server = await legacyServer({ initialize: [unavailable(1)] });
-    const clock = fakeClock();
-    const o = await establish({ url: server.url, protocolVersion: PIN, deps: { clock } });
-    const e = failed(o);
-    assert.equal(e.code, "upstream");
-    assert.equal(e.httpStatus, 503);
-    assert.deepEqual(clock.fired(), [], "no wait: it failed with the clock never moved");
-    assert.equal(attemptStarts(o.events), 1);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
-  });
-
-  test("R7: a Retry-After longer than what remains of the deadline fails at once, without sleeping", async () => {
-    const server = await legacyServer({ initialize: [unavailable(30)] });
-    const clock = fakeClock();
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      discovery: { timeoutMs: 3_000 },
-      transientRetry: { maxRetries: 3 },
-      deps: { clock },
+  const atOnce: { name: string; retryAfterS: number; settings: Partial<ConnectOptions>; how: string }[] = [
+    {
+      name: "R7: without transientRetry the 503 fails at once as upstream",
+      retryAfterS: 1,
+      settings: {},
+      how: "no wait: it failed with the clock never moved",
+    },
+    {
+      name: "R7: a Retry-After longer than what remains of the deadline fails at once, without sleeping",
+      retryAfterS: 30,
+      settings: { discovery: { timeoutMs: 3_000 }, transientRetry: { maxRetries: 3 } },
+      how: "failed at once, with the clock never moved: not at the deadline",
+    },
+  ];
+  for (const row of atOnce) {
+    test(row.name, async () => {
+      const server = await legacyServer({ initialize: [unavailable(row.retryAfterS)] });
+      const clock = fakeClock();
+      const o = await establishPinned(server, { ...row.settings, deps: { clock } });
+      const e = failed(o);
+      assert.equal(e.code, "upstream");
+      assert.equal(e.httpStatus, 503);
+      assert.deepEqual(clock.fired(), [], row.how);
+      assert.equal(attemptStarts(o.events), 1);
+      assertNothingPending(o);
+      assert.equal(server.of("initialize").length, 1);
     });
-    const e = failed(o);
-    assert.equal(e.code, "upstream");
-    assert.equal(e.httpStatus, 503);
-    assert.deepEqual(clock.fired(), [], "failed at once, with the clock never moved: not at the deadline");
-    assert.equal(attemptStarts(o.events), 1);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
-  });
+  }
 });
 
 // ================================================================ a bare program

@@ -2,7 +2,7 @@
 // how long it took. One copy for every test (the auth tests each kept their own before).
 
 import assert from "node:assert/strict";
-import { TetherError } from "../../src/index.ts";
+import { type AttemptFailure, type RecoveryPolicy, TetherError } from "../../src/index.ts";
 
 /** The TetherError `p` rejects with; fails the test when it resolves or rejects with anything else. */
 export async function rejection(p: Promise<unknown>): Promise<TetherError> {
@@ -42,4 +42,23 @@ export function tetherErrorOf(settled: Settled<unknown>): TetherError {
     throw new Error(`expected a TetherError, got ${String(settled.error)}`);
   }
   return settled.error;
+}
+
+/**
+ * A recovery policy of `maxAttempts` with a 1 ms back-off whose `shouldRetry` hands each failure
+ * it is asked about to `told`, then answers `answer` (a value, or a promise of one).
+ */
+export function askingRecovery(
+  maxAttempts: number,
+  told: (failure: AttemptFailure) => void,
+  answer: boolean | Promise<boolean>,
+): RecoveryPolicy {
+  return {
+    maxAttempts,
+    backoffMs: 1,
+    shouldRetry: (failure) => {
+      told(failure);
+      return answer;
+    },
+  };
 }
