@@ -592,6 +592,16 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   }
 
   /** Moves the clock by `ms`, then sends one progress notification and waits until it was seen. */
+  /** A progress server and a client on a fake clock whose calls time out after CALL_TIMEOUT_MS; `seen` gathers progress. */
+  async function progressCall() {
+    const server = await progressServer();
+    const clock = fakeClock();
+    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
+    const seen: number[] = [];
+    const onProgress: NonNullable<CallOptions["onProgress"]> = (p) => seen.push(p.progress);
+    return { server, clock, client, seen, onProgress };
+  }
+
   async function progressAfter(
     clock: FakeClock,
     ms: number,
@@ -605,12 +615,9 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   }
 
   test("P4: with resetTimeoutOnProgress, progress every 250 ms carries a call well past its 300 ms timeout", async () => {
-    const server = await progressServer();
-    const clock = fakeClock();
-    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
-    const seen: number[] = [];
+    const { server, clock, client, seen, onProgress } = await progressCall();
     const options: CallOptions = {
-      onProgress: (p) => seen.push(p.progress),
+      onProgress,
       resetTimeoutOnProgress: true,
       maxTotalTimeoutMs: 6_000,
     };
@@ -626,12 +633,9 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   });
 
   test("P4: progress cannot carry a call past maxTotalTimeoutMs", async () => {
-    const server = await progressServer();
-    const clock = fakeClock();
-    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
-    const seen: number[] = [];
+    const { server, clock, client, seen, onProgress } = await progressCall();
     const options: CallOptions = {
-      onProgress: (p) => seen.push(p.progress),
+      onProgress,
       resetTimeoutOnProgress: true,
       maxTotalTimeoutMs: 900,
     };
@@ -652,13 +656,8 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   });
 
   test("P4: without resetTimeoutOnProgress, progress does not extend the call timeout", async () => {
-    const server = await progressServer();
-    const clock = fakeClock();
-    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
-    const seen: number[] = [];
-    const calling = failure(() =>
-      client.callTool("progress", {}, { onProgress: (p) => seen.push(p.progress) }),
-    );
+    const { server, clock, client, seen, onProgress } = await progressCall();
+    const calling = failure(() => client.callTool("progress", {}, { onProgress }));
     await arrived(server.started, "the call");
     await progressAfter(clock, 100, server, seen);
     await progressAfter(clock, 100, server, seen);
