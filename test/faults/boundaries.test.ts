@@ -59,6 +59,20 @@ function streamableCall(call: Handler): Handler {
  */
 type Connector = (ceiling: number) => Promise<Client>;
 
+/**
+ * P6 on a shared stream (HTTP+SSE, stdio): with the stream's own ceiling at 2 KiB, the N-byte
+ * reply is refused as a limit, and the session closes, since the stream cannot be resynchronised.
+ */
+async function assertStreamCeilingCloses(target: ConnectOptions): Promise<void> {
+  const CEILING = 2_048;
+  const client = await open({ ...target, maxResponseBytes: CEILING, maxFrameBytes: CEILING });
+  const { error } = await refusal(() => client.callTool("exact"));
+  assert.equal(error.code, "limit", describeError(error));
+  assert.ok((error.observedBytes ?? 0) > CEILING, `observedBytes ${error.observedBytes}`);
+  assert.notEqual(client.state, "open", "the stream cannot be resynchronised");
+  await refusal(() => client.callTool("echo", { text: "x" }));
+}
+
 /** The P5 boundary on one path: ceiling N accepts the N-byte reply, ceiling N−1 refuses it. */
 async function assertBoundary(connectWith: Connector): Promise<TetherError> {
   const accepting = await connectWith(N);
@@ -183,19 +197,8 @@ describe("P5: a legacy HTTP+SSE event", () => {
   });
 
   test("P6: an event over the shared stream's own ceiling closes the session", async () => {
-    const CEILING = 2_048;
     const s = kept.server(await scriptedLegacySse(exactEvent(N)));
-    const client = await open({
-      url: s.url,
-      transport: "sse",
-      maxResponseBytes: CEILING,
-      maxFrameBytes: CEILING,
-    });
-    const { error } = await refusal(() => client.callTool("exact"));
-    assert.equal(error.code, "limit", describeError(error));
-    assert.ok((error.observedBytes ?? 0) > CEILING, `observedBytes ${error.observedBytes}`);
-    assert.notEqual(client.state, "open", "the stream cannot be resynchronised");
-    await refusal(() => client.callTool("echo", { text: "x" }));
+    await assertStreamCeilingCloses({ url: s.url, transport: "sse" });
   });
 });
 
@@ -213,19 +216,8 @@ describe("P5: a stdio line", () => {
   });
 
   test("P6: a line over the stream's own ceiling closes the session", async () => {
-    const CEILING = 2_048;
     const script = kept.script(exactLine());
-    const client = await open({
-      command: script.command,
-      args: script.args,
-      maxResponseBytes: CEILING,
-      maxFrameBytes: CEILING,
-    });
-    const { error } = await refusal(() => client.callTool("exact"));
-    assert.equal(error.code, "limit", describeError(error));
-    assert.ok((error.observedBytes ?? 0) > CEILING, `observedBytes ${error.observedBytes}`);
-    assert.notEqual(client.state, "open", "the stream cannot be resynchronised");
-    await refusal(() => client.callTool("echo", { text: "x" }));
+    await assertStreamCeilingCloses({ command: script.command, args: script.args });
   });
 });
 
