@@ -45,12 +45,10 @@ import {
   type HostileServer,
   hang,
   hostileSet,
-  json,
-  legacyAnswerTo,
+  legacyInitialize,
   legacyStdioServer,
   legacyStreamableHandler,
   type Recorded,
-  rpcResult,
   type StdioScript,
 } from "../helpers/hostile.ts";
 
@@ -217,15 +215,7 @@ async function legacyServer(faults: Partial<Record<string, Handler[]>> = {}): Pr
     if (rec.rpcMethod === "initialize") {
       const id = `session-${sessions.length + 1}`;
       sessions.push(id);
-      return json(
-        200,
-        rpcResult(rec.rpcId, {
-          protocolVersion: legacyAnswerTo(rec),
-          capabilities: { tools: {} },
-          serverInfo: { name: "recovery-legacy", version: "0.0.0" },
-        }),
-        { headers: { "mcp-session-id": id } },
-      )(res, rec, req);
+      return legacyInitialize("recovery-legacy", id)(res, rec, req);
     }
     // The minimal server underneath knows one session id: map the live one onto it, and hide any other.
     const sid = rec.headers["mcp-session-id"];

@@ -186,6 +186,23 @@ function echoResult(rec: Recorded): Record<string, unknown> {
 }
 
 /**
+ * A correct legacy server's answer to `initialize`: our version if it knows it (legacyAnswerTo),
+ * tools, the server named `name`, and the session `sessionId` in `Mcp-Session-Id`.
+ */
+export function legacyInitialize(name: string, sessionId: string): Handler {
+  return (res, rec, req) =>
+    json(
+      200,
+      rpcResult(rec.rpcId, {
+        protocolVersion: legacyAnswerTo(rec),
+        capabilities: { tools: {} },
+        serverInfo: { name, version: "0.0.0" },
+      }),
+      { headers: { "mcp-session-id": sessionId } },
+    )(res, rec, req);
+}
+
+/**
  * Misbehaviours keyed by JSON-RPC method (`server/discover`, `initialize`, `tools/list`, ...) or
  * by HTTP method for requests without a JSON-RPC body (`GET`, `DELETE`).
  */
@@ -211,17 +228,8 @@ export function legacyStreamableHandler(overrides: Overrides = {}): Handler {
     if (rec.method !== "POST" || firstMessage(rec.body) === undefined)
       return json(400, rpcError(null, -32700, "Parse error"))(res, rec, req);
     if (rec.rpcId === undefined) return empty(202)(res, rec, req);
-    if (rec.rpcMethod === "initialize") {
-      return json(
-        200,
-        rpcResult(rec.rpcId, {
-          protocolVersion: legacyAnswerTo(rec),
-          capabilities: { tools: {} },
-          serverInfo: { name: "hostile-legacy", version: "0.0.0" },
-        }),
-        { headers: { "mcp-session-id": HOSTILE_SESSION_ID } },
-      )(res, rec, req);
-    }
+    if (rec.rpcMethod === "initialize")
+      return legacyInitialize("hostile-legacy", HOSTILE_SESSION_ID)(res, rec, req);
     if (rec.headers["mcp-session-id"] !== HOSTILE_SESSION_ID)
       return json(400, rpcError(null, -32000, "Bad Request: No valid session ID provided"))(res, rec, req);
     if (rec.rpcMethod === "tools/list")
