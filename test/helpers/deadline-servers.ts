@@ -2,6 +2,8 @@
 // scripted, and each one closes everything it opened. HTTP servers listen on 127.0.0.1, port 0;
 // stdio scripts are written to a temporary folder and log every process they start (its pid) and
 // every message it receives, so tests can count processes and check that they are gone.
+// `fixtureSet()` opens both for a test file and closes them in one `after`. The plumbing it shares
+// with hostile.ts lives in toolkit.ts; timed/tetherErrorOf come from failures.ts.
 
 import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";

@@ -4,7 +4,9 @@
 // from a source string, and a launcher for the example servers with extra flags.
 //
 // Everything here closes what it opened: `close()` destroys open sockets, so a hanging responder
-// never keeps a test alive.
+// never keeps a test alive, and `hostileSet()` closes a test file's clients, servers and scripts in
+// one `after`. The plumbing it shares with deadline-servers.ts (JSON-RPC messages, the loopback
+// server, stdio script files) lives in toolkit.ts.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
