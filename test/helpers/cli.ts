@@ -46,11 +46,13 @@ export interface ProcessOptions extends Pick<CliOptions, "cwd" | "signalAfter" |
   /** Kill the child (and fail, naming it `name`) after this long. */
   timeoutMs: number;
   name: string;
+  /** Written to the child's stdin, which then ends (without it, the child has no stdin). */
+  input?: string;
 }
 
 /**
- * Runs `command args` with no stdin, collecting its stdout and stderr, and resolves once it
- * closed; a child still running after `timeoutMs` is killed and the run fails.
+ * Runs `command args` with no stdin (or `input` on it), collecting its stdout and stderr, and
+ * resolves once it closed; a child still running after `timeoutMs` is killed and the run fails.
  */
 export function runProcess(command: string, args: string[], options: ProcessOptions): Promise<CliRun> {
   const started = performance.now();
@@ -58,8 +60,9 @@ export function runProcess(command: string, args: string[], options: ProcessOpti
     const child = spawn(command, args, {
       env: options.env,
       cwd: options.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (options.input !== undefined) child.stdin?.end(options.input);
     const output = outputOf(child);
     const killer = setTimeout(() => {
       child.kill("SIGKILL");
