@@ -2,28 +2,19 @@
 // CLI on the user's machine with a loopback redirect is `native`; older versions leave it out;
 // the caller's choice wins either way.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { describe, test } from "node:test";
+import { MemoryTokenStore } from "../../src/index.ts";
+import { type AuthServer, browser, connectTo, protectedServerForSuite } from "../helpers/auth-server.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
 
 describe("auth: application_type in dynamic registration", () => {
   let as: AuthServer;
   let mcp: HostileServer;
-  before(async () => {
-    as = await startAuthServer();
-    mcp = await startProtectedServer(as);
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]));
 
   async function register(extra: Record<string, unknown>, auth: Record<string, unknown> = {}) {
     const before = as.applicationTypes.length;
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       ...extra,
       auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), ...auth },
     });

@@ -3,30 +3,16 @@
 // clock (`deps.clock`), moved to the deadline once the wait under test has begun.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect, TetherError } from "../../src/index.ts";
-import { startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { connectTo, withProtectedServer } from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { fakeClock, until } from "../helpers/fake-clock.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 describe("auth: bounded by the discovery deadline", () => {
   test("E1: an authorization server that never answers its metadata ends at the deadline, plus the grace at most", async () => {
-    const as = await startAuthServer({ hangMetadata: true });
-    const mcp = await startProtectedServer(as);
-    try {
+    await withProtectedServer({ hangMetadata: true }, {}, async (as, mcp) => {
       const clock = fakeClock();
       const connecting = rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { timeoutMs: 1_500 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
           deps: { clock },
@@ -42,22 +28,15 @@ describe("auth: bounded by the discovery deadline", () => {
       assert.equal(e.code, "timeout");
       assert.equal(e.reason, "deadline_exceeded");
       assert.equal(clock.now(), 1_500, "it ended when the deadline fired, no later");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("E1: the wait for the loopback redirect is bounded: a user who never returns ends at the deadline", async () => {
-    const as = await startAuthServer();
-    const mcp = await startProtectedServer(as);
-    try {
+    await withProtectedServer({}, {}, async (as, mcp) => {
       const clock = fakeClock();
       let sent = false;
       const connecting = rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { timeoutMs: 1_000 },
           auth: {
             openUrl: () => {
@@ -74,43 +53,29 @@ describe("auth: bounded by the discovery deadline", () => {
       assert.equal(e.code, "timeout");
       assert.equal(clock.now(), 1_000, "it ended when the deadline fired, no later");
       assert.equal(as.count("/token"), 0);
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("E3: the caller's cancellation during sign-in is cancelled, not a timeout", async () => {
-    const as = await startAuthServer();
-    const mcp = await startProtectedServer(as);
-    const controller = new AbortController();
-    try {
+    await withProtectedServer({}, {}, async (_as, mcp) => {
+      const controller = new AbortController();
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           signal: controller.signal,
           auth: { openUrl: () => controller.abort(new Error("user gave up")), tokenStore: false },
         }),
       );
       assert.equal(e.code, "cancelled");
       assert.equal(e.cancellation, "caller");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 });
 
 describe("auth: byte ceilings", () => {
   test("P5: authorization server metadata past the discovery byte ceiling is refused (limit), unread", async () => {
-    const as = await startAuthServer({ metadataBytes: 64 * 1024 });
-    const mcp = await startProtectedServer(as);
-    try {
+    await withProtectedServer({ metadataBytes: 64 * 1024 }, {}, async (_as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { maxResponseBytes: 16 * 1024 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
         }),
@@ -119,48 +84,31 @@ describe("auth: byte ceilings", () => {
       assert.equal(e.reason, "response_too_large");
       assert.deepEqual(e.limits, { maxBytes: 16 * 1024 });
       assert.equal(e.observedBytes, 0, "a declared length above the ceiling is refused before reading");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("P5: metadata with no declared length is refused as it passes the ceiling, the bytes read reported", async () => {
-    const as = await startAuthServer({ metadataBytes: 64 * 1024, metadataChunked: true });
-    const mcp = await startProtectedServer(as);
-    try {
+    await withProtectedServer({ metadataBytes: 64 * 1024, metadataChunked: true }, {}, async (_as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           discovery: { maxResponseBytes: 16 * 1024 },
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
         }),
       );
       assert.equal(e.code, "limit");
       assert.ok((e.observedBytes ?? 0) > 16 * 1024, `observed ${e.observedBytes}`);
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("P5: authorization responses get at most 1 MiB even under a larger phase ceiling", async () => {
-    const as = await startAuthServer({ metadataBytes: 1024 * 1024 + 1 });
-    const mcp = await startProtectedServer(as);
-    try {
+    await withProtectedServer({ metadataBytes: 1024 * 1024 + 1 }, {}, async (_as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { openUrl: () => assert.fail("never reached"), tokenStore: false },
         }),
       );
       assert.equal(e.code, "limit");
       assert.deepEqual(e.limits, { maxBytes: 1024 * 1024 });
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 });

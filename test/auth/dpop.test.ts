@@ -3,49 +3,32 @@
 // server (one retry each, bounded when a server never settles), and the key stored with the
 // tokens as a secret.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore, type ServerTokens, serverKey, TetherError } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { describe, test } from "node:test";
+import { MemoryTokenStore } from "../../src/index.ts";
+import {
+  type AuthServer,
+  browser,
+  connectTo,
+  protectedServerForSuite,
+  storedTokens,
+  withProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 function newProofs() {
   return { seen: [] as string[], errors: [] as string[], schemes: [] as string[] };
-}
-
-async function stored(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
-  const record = await store.get(serverKey(new URL(url)));
-  assert.equal(record?.kind, "tokens");
-  return record as ServerTokens;
 }
 
 describe("auth: DPoP", () => {
   let as: AuthServer;
   let mcp: HostileServer;
   const proofs = newProofs();
-  before(async () => {
-    as = await startAuthServer({ dpop: {} });
-    mcp = await startProtectedServer(as, { dpop: {}, proofs });
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]), { dpop: {} }, { dpop: {}, proofs });
 
   test("X2: a DPoP-bound token is requested with a proof and presented as DPoP with a fresh proof per request", async () => {
     const store = new MemoryTokenStore();
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store, dpop: true },
     });
     try {
@@ -56,7 +39,7 @@ describe("auth: DPoP", () => {
     }
     assert.ok(as.dpopProofs.length >= 1, "the token request carried a proof");
     assert.deepEqual(as.dpopErrors, []);
-    const t = await stored(store, mcp.url);
+    const t = await storedTokens(store, mcp.url);
     assert.equal(t.tokenType, "DPoP");
     assert.equal(typeof t.dpopKey?.d, "string", "the private key is stored with the tokens");
     assert.ok(proofs.schemes.length >= 2);
@@ -71,17 +54,13 @@ describe("auth: DPoP", () => {
   test("X2: a stored DPoP key and token serve a later connection with no authorization traffic", async () => {
     const store = new MemoryTokenStore();
     await (
-      await connect({
-        url: mcp.url,
-        eraHints: false,
+      await connectTo(mcp, {
         auth: { openUrl: browser(), tokenStore: store, dpop: true },
       })
     ).close();
     const tokenRequests = as.tokenRequests.length;
     const errors = proofs.errors.length;
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: () => assert.fail("no sign-in"), tokenStore: store, dpop: true },
     });
     try {
@@ -96,14 +75,12 @@ describe("auth: DPoP", () => {
   test("X2: without dpop the same servers issue and take Bearer tokens", async () => {
     const store = new MemoryTokenStore();
     const proofCount = as.dpopProofs.length;
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store },
     });
     await client.close();
     assert.equal(as.dpopProofs.length, proofCount, "no proof sent");
-    const t = await stored(store, mcp.url);
+    const t = await storedTokens(store, mcp.url);
     assert.equal(t.tokenType, undefined);
     assert.equal(t.dpopKey, undefined);
   });
@@ -111,65 +88,51 @@ describe("auth: DPoP", () => {
 
 describe("auth: DPoP nonces", () => {
   test("X4: a use_dpop_nonce answer at the token endpoint and at the MCP server is retried once with the nonce", async () => {
-    const as = await startAuthServer({ dpop: { nonce: true } });
     const proofs = newProofs();
-    const mcp = await startProtectedServer(as, { dpop: { nonce: true }, proofs });
-    try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
-        auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
-      });
-      try {
-        await client.listTools();
-      } finally {
-        await client.close();
-      }
-      assert.equal(
-        as.dpopErrors.filter((e) => e === "nonce").length,
-        1,
-        "one nonce challenge at the token endpoint",
-      );
-      assert.equal(as.dpopProofs.length, 2, "the token request was sent again, once");
-      assert.equal(
-        proofs.errors.filter((e) => e === "nonce").length,
-        1,
-        "one nonce challenge at the MCP server",
-      );
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      { dpop: { nonce: true } },
+      { dpop: { nonce: true }, proofs },
+      async (as, mcp) => {
+        const client = await connectTo(mcp, {
+          auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
+        });
+        try {
+          await client.listTools();
+        } finally {
+          await client.close();
+        }
+        assert.equal(
+          as.dpopErrors.filter((e) => e === "nonce").length,
+          1,
+          "one nonce challenge at the token endpoint",
+        );
+        assert.equal(as.dpopProofs.length, 2, "the token request was sent again, once");
+        assert.equal(
+          proofs.errors.filter((e) => e === "nonce").length,
+          1,
+          "one nonce challenge at the MCP server",
+        );
+      },
+    );
   });
 
   test("X4: a token endpoint that names a new nonce every time is given up on after one retry (unauthorized)", async () => {
-    const as = await startAuthServer({ dpop: { nonceLoop: true } });
-    const mcp = await startProtectedServer(as, { dpop: {} });
-    try {
+    await withProtectedServer({ dpop: { nonceLoop: true } }, { dpop: {} }, async (as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
         }),
       );
       assert.equal(e.code, "unauthorized");
       assert.equal(as.dpopProofs.length, 2, "two token requests, then no more");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("X4: an MCP server that names a new nonce every time is given up on after a bounded number of retries", async () => {
-    const as = await startAuthServer({ dpop: {} });
     const proofs = newProofs();
-    const mcp = await startProtectedServer(as, { dpop: { nonceLoop: true }, proofs });
-    try {
+    await withProtectedServer({ dpop: {} }, { dpop: { nonceLoop: true }, proofs }, async (as, mcp) => {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { openUrl: browser(), tokenStore: new MemoryTokenStore(), dpop: true },
         }),
       );
@@ -177,9 +140,6 @@ describe("auth: DPoP nonces", () => {
       assert.equal(e.reason, "token_rejected");
       assert.ok(proofs.seen.length <= 3, `at most three proofs for the request, saw ${proofs.seen.length}`);
       assert.equal(as.tokenRequests.length, 1, "no new sign-in for a nonce loop");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 });

@@ -4,19 +4,17 @@
 // a byte ceiling on the reply.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, TetherError } from "../../src/index.ts";
-import { es256, signJwt, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { connect, type LifecycleEvent, MemoryTokenStore } from "../../src/index.ts";
+import {
+  connectTo,
+  es256,
+  signJwt,
+  startAuthServer,
+  startProtectedServer,
+  withProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { startHttp } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 function workloadJwt(key: ReturnType<typeof es256>, audience: string, lifetime = 300): string {
   const now = Math.floor(Date.now() / 1000);
@@ -36,14 +34,10 @@ function workloadJwt(key: ReturnType<typeof es256>, audience: string, lifetime =
 describe("auth: JWT-bearer grant (workload identity)", () => {
   test("X2: a workload assertion is exchanged for a token; the assertion never appears in events", async () => {
     const key = es256();
-    const as = await startAuthServer({ workloadKey: key.publicJwk, registration: false });
-    const mcp = await startProtectedServer(as);
-    const events: LifecycleEvent[] = [];
-    let reads = 0;
-    try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
+    await withProtectedServer({ workloadKey: key.publicJwk, registration: false }, {}, async (as, mcp) => {
+      const events: LifecycleEvent[] = [];
+      let reads = 0;
+      const client = await connectTo(mcp, {
         onEvent: (e) => events.push(e),
         auth: {
           grant: "jwt_bearer",
@@ -66,22 +60,15 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
       assert.equal(as.tokenRequests[0]!.get("client_id"), null, "no client named without a client ID");
       const text = JSON.stringify(events);
       for (const s of as.secrets) assert.ok(!text.includes(s));
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("X2: a refused assertion (expired) fails unauthorized/invalid_grant after one token request, echo scrubbed", async () => {
     const key = es256();
-    const as = await startAuthServer({ workloadKey: key.publicJwk, registration: false });
-    const mcp = await startProtectedServer(as);
-    const expired = workloadJwt(key, "", -60);
-    try {
+    await withProtectedServer({ workloadKey: key.publicJwk, registration: false }, {}, async (as, mcp) => {
+      const expired = workloadJwt(key, "", -60);
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { grant: "jwt_bearer", clientId: "workload-app", assertion: expired, tokenStore: false },
         }),
       );
@@ -91,10 +78,7 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
       const text = [e.message, JSON.stringify(e), String(e.cause)].join("\n");
       assert.ok(!text.includes(expired), "the assertion is not shown");
       assert.doesNotMatch(text, /CANARY/);
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    });
   });
 
   test("S2: a token endpoint redirecting to another origin is refused and that origin receives nothing", async () => {
@@ -110,9 +94,7 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
     const mcp = await startProtectedServer(as);
     try {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
         }),
       );
@@ -128,26 +110,23 @@ describe("auth: JWT-bearer grant (workload identity)", () => {
 
   test("P5: an oversized token reply is refused at the authorization byte ceiling (limit)", async () => {
     const key = es256();
-    const as = await startAuthServer({
-      workloadKey: key.publicJwk,
-      registration: false,
-      tokenBytes: 2 * 1024 * 1024,
-    });
-    const mcp = await startProtectedServer(as);
-    try {
-      const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
-          auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
-        }),
-      );
-      assert.equal(e.code, "limit");
-      assert.equal(e.reason, "response_too_large");
-    } finally {
-      await mcp.close();
-      await as.close();
-    }
+    await withProtectedServer(
+      {
+        workloadKey: key.publicJwk,
+        registration: false,
+        tokenBytes: 2 * 1024 * 1024,
+      },
+      {},
+      async (as, mcp) => {
+        const e = await rejection(
+          connectTo(mcp, {
+            auth: { grant: "jwt_bearer", assertion: workloadJwt(key, as.origin), tokenStore: false },
+          }),
+        );
+        assert.equal(e.code, "limit");
+        assert.equal(e.reason, "response_too_large");
+      },
+    );
   });
 
   test("P2: jwt_bearer without an assertion, or an assertion with another grant, is a config error", async () => {

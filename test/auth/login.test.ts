@@ -1,40 +1,28 @@
 // Sign-in with the authorization code grant and PKCE through the loopback redirect, against the
 // local authorization server in test/helpers/auth-server.ts; the test plays the browser.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, serverKey, TetherError } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { describe, test } from "node:test";
+import { type LifecycleEvent, MemoryTokenStore, serverKey } from "../../src/index.ts";
+import {
+  type AuthServer,
+  browser,
+  connectTo,
+  protectedServerForSuite,
+  withProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
 
 describe("auth: authorization code with PKCE through the loopback redirect", () => {
   let as: AuthServer;
   let mcp: HostileServer;
-  before(async () => {
-    as = await startAuthServer();
-    mcp = await startProtectedServer(as, { scopes: ["mcp:read"] });
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]), {}, { scopes: ["mcp:read"] });
 
   test("auth: a 401 leads to discovery, registration and sign-in; the request is retried with the token", async () => {
     const opened: string[] = [];
     const store = new MemoryTokenStore();
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(opened), tokenStore: store },
     });
     try {
@@ -70,17 +58,13 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
 
   test("auth: a stored token is used at once: no challenge, no authorization server traffic", async () => {
     const store = new MemoryTokenStore();
-    const first = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const first = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store },
     });
     await first.close();
     const asRequests = as.server.requests.length;
     const mcpRequests = mcp.requests.length;
-    const second = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const second = await connectTo(mcp, {
       auth: { openUrl: () => assert.fail("no sign-in"), tokenStore: store, mode: "stored-only" },
     });
     await second.listTools();
@@ -93,44 +77,28 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
   });
 
   test("auth: a redirect with the wrong state is refused (state_mismatch) and the code never exchanged", async () => {
-    const wrong = await startAuthServer({ wrongState: true });
-    const server = await startProtectedServer(wrong);
-    try {
-      const e = await rejection(
-        connect({ url: server.url, eraHints: false, auth: { openUrl: browser(), tokenStore: false } }),
-      );
+    await withProtectedServer({ wrongState: true }, {}, async (wrong, server) => {
+      const e = await rejection(connectTo(server, { auth: { openUrl: browser(), tokenStore: false } }));
       assert.equal(e.code, "unauthorized");
       assert.equal(e.reason, "state_mismatch");
       assert.equal(wrong.count("/token"), 0, "the code was not exchanged");
-    } finally {
-      await server.close();
-      await wrong.close();
-    }
+    });
   });
 
   test("auth: a denied authorization is forbidden (denied), a security failure", async () => {
-    const deny = await startAuthServer({ deny: true });
-    const server = await startProtectedServer(deny);
-    try {
-      const e = await rejection(
-        connect({ url: server.url, eraHints: false, auth: { openUrl: browser(), tokenStore: false } }),
-      );
+    await withProtectedServer({ deny: true }, {}, async (_deny, server) => {
+      const e = await rejection(connectTo(server, { auth: { openUrl: browser(), tokenStore: false } }));
       assert.equal(e.code, "forbidden");
       assert.equal(e.reason, "denied");
       assert.equal(e.security, true);
-    } finally {
-      await server.close();
-      await deny.close();
-    }
+    });
   });
 
   test("auth: a hook that cannot send the user ends the wait at once (login_required)", async () => {
     // A fake clock that never moves: ending at once means ending with no limit waited out.
     const clock = fakeClock();
     const e = await rejection(
-      connect({
-        url: mcp.url,
-        eraHints: false,
+      connectTo(mcp, {
         timeoutMs: 10_000,
         deps: { clock },
         auth: {
@@ -144,14 +112,10 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
   });
 
   test("R4, N5: an authorization failure is never retried by recovery and is never era evidence", async () => {
-    const deny = await startAuthServer({ deny: true });
-    const server = await startProtectedServer(deny);
-    const events: LifecycleEvent[] = [];
-    try {
+    await withProtectedServer({ deny: true }, {}, async (_deny, server) => {
+      const events: LifecycleEvent[] = [];
       const e = await rejection(
-        connect({
-          url: server.url,
-          eraHints: false,
+        connectTo(server, {
           recovery: { maxAttempts: 3, backoffMs: 1 },
           onEvent: (ev) => events.push(ev),
           auth: { openUrl: browser(), tokenStore: false },
@@ -166,9 +130,6 @@ describe("auth: authorization code with PKCE through the loopback redirect", () 
         0,
         "no fall-back to HTTP+SSE after a 401",
       );
-    } finally {
-      await server.close();
-      await deny.close();
-    }
+    });
   });
 });

@@ -4,18 +4,14 @@
 // client secret never appear in an error or an event.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { connect, type LifecycleEvent, MemoryTokenStore, TetherError } from "../../src/index.ts";
-import { startAuthServer, startIdentityProvider, startProtectedServer } from "../helpers/auth-server.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
+import { connect, type LifecycleEvent, MemoryTokenStore } from "../../src/index.ts";
+import {
+  connectTo,
+  startAuthServer,
+  startIdentityProvider,
+  startProtectedServer,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 
 const CLIENT = { id: "mcp-app", secret: "cs-CANARY-enterprise-client" };
 
@@ -27,9 +23,7 @@ describe("auth: token exchange (enterprise-managed authorization)", () => {
     const events: LifecycleEvent[] = [];
     const idToken = idp.idToken();
     try {
-      const client = await connect({
-        url: mcp.url,
-        eraHints: false,
+      const client = await connectTo(mcp, {
         onEvent: (e) => events.push(e),
         auth: {
           grant: "token_exchange",
@@ -71,9 +65,7 @@ describe("auth: token exchange (enterprise-managed authorization)", () => {
     const forged = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJDQU5BUlktZm9yZ2VkIn0.c2lnLUNBTkFSWS1mb3JnZWQ";
     try {
       const e = await rejection(
-        connect({
-          url: mcp.url,
-          eraHints: false,
+        connectTo(mcp, {
           auth: {
             grant: "token_exchange",
             clientId: CLIENT.id,

@@ -1,46 +1,28 @@
 // Refresh with rotation, and --stored-auth-only's promise: a missing or unusable token fails
 // `unauthorized` at once, with no request to the authorization server and no browser.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import { connect, MemoryTokenStore, type ServerTokens, serverKey, TetherError } from "../../src/index.ts";
-import { type AuthServer, browser, startAuthServer, startProtectedServer } from "../helpers/auth-server.ts";
+import { describe, test } from "node:test";
+import { MemoryTokenStore, type ServerTokens, serverKey } from "../../src/index.ts";
+import {
+  type AuthServer,
+  browser,
+  connectTo,
+  protectedServerForSuite,
+  storedTokens,
+} from "../helpers/auth-server.ts";
+import { rejection } from "../helpers/failures.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
 import type { HostileServer } from "../helpers/hostile.ts";
-
-async function rejection(p: Promise<unknown>): Promise<TetherError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
-
-async function storedTokens(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
-  const record = await store.get(serverKey(new URL(url)));
-  assert.equal(record?.kind, "tokens");
-  return record as ServerTokens;
-}
 
 describe("auth: refresh tokens", () => {
   let as: AuthServer;
   let mcp: HostileServer;
-  before(async () => {
-    as = await startAuthServer();
-    mcp = await startProtectedServer(as);
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]));
 
   /** Signs in once and marks the stored access token expired. */
   async function expiredStore(): Promise<{ store: MemoryTokenStore; first: ServerTokens }> {
     const store = new MemoryTokenStore();
-    await (
-      await connect({ url: mcp.url, eraHints: false, auth: { openUrl: browser(), tokenStore: store } })
-    ).close();
+    await (await connectTo(mcp, { auth: { openUrl: browser(), tokenStore: store } })).close();
     const first = await storedTokens(store, mcp.url);
     await store.set(serverKey(new URL(mcp.url)), { ...first, expiresAt: Date.now() - 1000 });
     return { store, first };
@@ -51,9 +33,7 @@ describe("auth: refresh tokens", () => {
     assert.ok(first.refreshToken);
     const refreshesBefore = as.tokenRequests.filter((f) => f.get("grant_type") === "refresh_token").length;
     const mcpBefore = mcp.requests.length;
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: () => assert.fail("refreshing never sends the user"), tokenStore: store },
     });
     try {
@@ -89,9 +69,7 @@ describe("auth: refresh tokens", () => {
   test("auth: stored-only refreshes a stored token without a browser", async () => {
     const { store } = await expiredStore();
     const authorizations = as.count("/authorize");
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { mode: "stored-only", tokenStore: store },
     });
     await client.listTools();
@@ -106,9 +84,7 @@ describe("auth: refresh tokens", () => {
       expiresAt: Date.now() - 1000,
       refreshToken: "rt-CANARY-revoked",
     });
-    const e = await rejection(
-      connect({ url: mcp.url, eraHints: false, auth: { mode: "stored-only", tokenStore: store } }),
-    );
+    const e = await rejection(connectTo(mcp, { auth: { mode: "stored-only", tokenStore: store } }));
     assert.equal(e.code, "unauthorized");
     assert.equal(e.reason, "invalid_grant");
     assert.equal(await store.get(serverKey(new URL(mcp.url))), undefined, "the dead token is forgotten");
@@ -122,9 +98,7 @@ describe("auth: refresh tokens", () => {
       refreshToken: "rt-CANARY-revoked",
     });
     const authorizations = as.count("/authorize");
-    const client = await connect({
-      url: mcp.url,
-      eraHints: false,
+    const client = await connectTo(mcp, {
       auth: { openUrl: browser(), tokenStore: store },
     });
     await client.close();
@@ -135,22 +109,13 @@ describe("auth: refresh tokens", () => {
 describe("auth: stored-only", () => {
   let as: AuthServer;
   let mcp: HostileServer;
-  before(async () => {
-    as = await startAuthServer({ refreshTokens: false, expiresIn: 5 });
-    mcp = await startProtectedServer(as);
-  });
-  after(async () => {
-    await mcp.close();
-    await as.close();
-  });
+  protectedServerForSuite((a, m) => ([as, mcp] = [a, m]), { refreshTokens: false, expiresIn: 5 });
 
   test("auth: with no stored token a 401 fails unauthorized at once, with no request to the authorization server", async () => {
     // A fake clock that never moves: failing at once means failing with no limit waited out.
     const clock = fakeClock();
     const e = await rejection(
-      connect({
-        url: mcp.url,
-        eraHints: false,
+      connectTo(mcp, {
         timeoutMs: 20_000,
         deps: { clock },
         auth: {
@@ -174,14 +139,10 @@ describe("auth: stored-only", () => {
 
   test("auth: an expired token that cannot be refreshed fails expired before anything is sent", async () => {
     const store = new MemoryTokenStore();
-    await (
-      await connect({ url: mcp.url, eraHints: false, auth: { openUrl: browser(), tokenStore: store } })
-    ).close();
+    await (await connectTo(mcp, { auth: { openUrl: browser(), tokenStore: store } })).close();
     const before = mcp.requests.length;
     const asBefore = as.server.requests.length;
-    const e = await rejection(
-      connect({ url: mcp.url, eraHints: false, auth: { mode: "stored-only", tokenStore: store } }),
-    );
+    const e = await rejection(connectTo(mcp, { auth: { mode: "stored-only", tokenStore: store } }));
     assert.equal(e.code, "unauthorized");
     assert.equal(e.reason, "expired");
     assert.equal(mcp.requests.length, before, "nothing was sent to the server");
@@ -189,7 +150,7 @@ describe("auth: stored-only", () => {
   });
 
   test("auth: mode off sends no token and the server's 401 stands (unauthorized, http_401)", async () => {
-    const e = await rejection(connect({ url: mcp.url, eraHints: false, auth: { mode: "off" } }));
+    const e = await rejection(connectTo(mcp, { auth: { mode: "off" } }));
     assert.equal(e.code, "unauthorized");
     assert.equal(e.reason, "http_401");
   });

@@ -22,15 +22,7 @@ import {
   writeSplit,
 } from "../fixtures/budgets/servers.ts";
 import { fakeClock } from "../helpers/fake-clock.ts";
-import {
-  type Handler,
-  type HostileServer,
-  legacyStreamableHandler,
-  openSse,
-  type StdioScript,
-  startHttp,
-  startStdioScript,
-} from "../helpers/hostile.ts";
+import { type Handler, hostileSet, legacyStreamableHandler, openSse } from "../helpers/hostile.ts";
 
 const base = { eraHints: false, listen: false } as const satisfies Partial<ConnectOptions>;
 
@@ -38,26 +30,10 @@ const base = { eraHints: false, listen: false } as const satisfies Partial<Conne
 const N = 6_000;
 const ERROR_BODY_BYTES = 20 * 1024 * 1024;
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function http(handler: Handler): Promise<HostileServer> {
-  const s = await startHttp(handler);
-  servers.push(s);
-  return s;
-}
-
-async function open(options: ConnectOptions): Promise<Client> {
-  const client = await connect({ ...base, ...options });
-  clients.push(client);
-  return client;
-}
+const kept = hostileSet();
+after(kept.closeAll);
+const { http } = kept;
+const open = async (options: ConnectOptions) => kept.client(await connect({ ...base, ...options }));
 
 async function refusal(run: () => Promise<unknown>): Promise<{ error: TetherError }> {
   try {
@@ -82,6 +58,20 @@ function streamableCall(call: Handler): Handler {
  * under test. Returns the result or the refusal.
  */
 type Connector = (ceiling: number) => Promise<Client>;
+
+/**
+ * P6 on a shared stream (HTTP+SSE, stdio): with the stream's own ceiling at 2 KiB, the N-byte
+ * reply is refused as a limit, and the session closes, since the stream cannot be resynchronised.
+ */
+async function assertStreamCeilingCloses(target: ConnectOptions): Promise<void> {
+  const CEILING = 2_048;
+  const client = await open({ ...target, maxResponseBytes: CEILING, maxFrameBytes: CEILING });
+  const { error } = await refusal(() => client.callTool("exact"));
+  assert.equal(error.code, "limit", describeError(error));
+  assert.ok((error.observedBytes ?? 0) > CEILING, `observedBytes ${error.observedBytes}`);
+  assert.notEqual(client.state, "open", "the stream cannot be resynchronised");
+  await refusal(() => client.callTool("echo", { text: "x" }));
+}
 
 /** The P5 boundary on one path: ceiling N accepts the N-byte reply, ceiling N−1 refuses it. */
 async function assertBoundary(connectWith: Connector): Promise<TetherError> {
@@ -199,8 +189,7 @@ describe("P5: a legacy HTTP+SSE event", () => {
     };
 
   test("P5: an event of exactly N bytes, framing included, passes with ceiling N and is refused with N−1", async () => {
-    const s = await scriptedLegacySse(exactEvent(N));
-    servers.push(s);
+    const s = kept.server(await scriptedLegacySse(exactEvent(N)));
     const error = await assertBoundary((ceiling) =>
       open({ url: s.url, transport: "sse", call: { maxResponseBytes: ceiling } }),
     );
@@ -208,20 +197,8 @@ describe("P5: a legacy HTTP+SSE event", () => {
   });
 
   test("P6: an event over the shared stream's own ceiling closes the session", async () => {
-    const CEILING = 2_048;
-    const s = await scriptedLegacySse(exactEvent(N));
-    servers.push(s);
-    const client = await open({
-      url: s.url,
-      transport: "sse",
-      maxResponseBytes: CEILING,
-      maxFrameBytes: CEILING,
-    });
-    const { error } = await refusal(() => client.callTool("exact"));
-    assert.equal(error.code, "limit", describeError(error));
-    assert.ok((error.observedBytes ?? 0) > CEILING, `observedBytes ${error.observedBytes}`);
-    assert.notEqual(client.state, "open", "the stream cannot be resynchronised");
-    await refusal(() => client.callTool("echo", { text: "x" }));
+    const s = kept.server(await scriptedLegacySse(exactEvent(N)));
+    await assertStreamCeilingCloses({ url: s.url, transport: "sse" });
   });
 });
 
@@ -231,8 +208,7 @@ describe("P5: a stdio line", () => {
   const exactLine = () => stdioServer({ call: `await splitLine(exactResult(m.id, ${N}));` });
 
   test("P5: a line of exactly N bytes (its newline not counted) passes with ceiling N and is refused with N−1", async () => {
-    const script = startStdioScript(exactLine());
-    scripts.push(script);
+    const script = kept.script(exactLine());
     const error = await assertBoundary((ceiling) =>
       open({ command: script.command, args: script.args, call: { maxResponseBytes: ceiling } }),
     );
@@ -240,20 +216,8 @@ describe("P5: a stdio line", () => {
   });
 
   test("P6: a line over the stream's own ceiling closes the session", async () => {
-    const CEILING = 2_048;
-    const script = startStdioScript(exactLine());
-    scripts.push(script);
-    const client = await open({
-      command: script.command,
-      args: script.args,
-      maxResponseBytes: CEILING,
-      maxFrameBytes: CEILING,
-    });
-    const { error } = await refusal(() => client.callTool("exact"));
-    assert.equal(error.code, "limit", describeError(error));
-    assert.ok((error.observedBytes ?? 0) > CEILING, `observedBytes ${error.observedBytes}`);
-    assert.notEqual(client.state, "open", "the stream cannot be resynchronised");
-    await refusal(() => client.callTool("echo", { text: "x" }));
+    const script = kept.script(exactLine());
+    await assertStreamCeilingCloses({ command: script.command, args: script.args });
   });
 });
 

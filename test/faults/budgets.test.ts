@@ -20,15 +20,13 @@ import {
   type Handler,
   type HostileServer,
   hang,
+  hostileSet,
   json,
   legacyStreamableHandler,
   type Overrides,
   openSse,
   type Recorded,
   rpcResult,
-  type StdioScript,
-  startHttp,
-  startStdioScript,
   writeSse,
 } from "../helpers/hostile.ts";
 
@@ -46,38 +44,12 @@ const SMALL_CEILING = 8 * 1024;
 
 // ---------------------------------------------------------------- bookkeeping
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function http(handler: Handler, path?: string): Promise<HostileServer> {
-  const s = await startHttp(handler, path ? { path } : {});
-  servers.push(s);
-  return s;
-}
-
-async function sseServer(answer?: SseAnswer): Promise<HostileServer> {
-  const s = await scriptedLegacySse(answer);
-  servers.push(s);
-  return s;
-}
-
-function stdio(behaviour: Parameters<typeof stdioServer>[0]): StdioScript {
-  const s = startStdioScript(stdioServer(behaviour));
-  scripts.push(s);
-  return s;
-}
-
-async function open(options: ConnectOptions): Promise<Client> {
-  const client = await connect({ ...base, ...options });
-  clients.push(client);
-  return client;
-}
+const kept = hostileSet();
+after(kept.closeAll);
+const http = (handler: Handler, path?: string) => kept.http(handler, path ? { path } : {});
+const sseServer = async (answer?: SseAnswer) => kept.server(await scriptedLegacySse(answer));
+const stdio = (behaviour: Parameters<typeof stdioServer>[0]) => kept.script(stdioServer(behaviour));
+const open = async (options: ConnectOptions) => kept.client(await connect({ ...base, ...options }));
 
 interface Failure {
   error: TetherError;
@@ -620,6 +592,16 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   }
 
   /** Moves the clock by `ms`, then sends one progress notification and waits until it was seen. */
+  /** A progress server and a client on a fake clock whose calls time out after CALL_TIMEOUT_MS; `seen` gathers progress. */
+  async function progressCall() {
+    const server = await progressServer();
+    const clock = fakeClock();
+    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
+    const seen: number[] = [];
+    const onProgress: NonNullable<CallOptions["onProgress"]> = (p) => seen.push(p.progress);
+    return { server, clock, client, seen, onProgress };
+  }
+
   async function progressAfter(
     clock: FakeClock,
     ms: number,
@@ -633,12 +615,9 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   }
 
   test("P4: with resetTimeoutOnProgress, progress every 250 ms carries a call well past its 300 ms timeout", async () => {
-    const server = await progressServer();
-    const clock = fakeClock();
-    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
-    const seen: number[] = [];
+    const { server, clock, client, seen, onProgress } = await progressCall();
     const options: CallOptions = {
-      onProgress: (p) => seen.push(p.progress),
+      onProgress,
       resetTimeoutOnProgress: true,
       maxTotalTimeoutMs: 6_000,
     };
@@ -654,12 +633,9 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   });
 
   test("P4: progress cannot carry a call past maxTotalTimeoutMs", async () => {
-    const server = await progressServer();
-    const clock = fakeClock();
-    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
-    const seen: number[] = [];
+    const { server, clock, client, seen, onProgress } = await progressCall();
     const options: CallOptions = {
-      onProgress: (p) => seen.push(p.progress),
+      onProgress,
       resetTimeoutOnProgress: true,
       maxTotalTimeoutMs: 900,
     };
@@ -680,13 +656,8 @@ describe("P4: progress restarts a call's clock, never past its hard maximum", ()
   });
 
   test("P4: without resetTimeoutOnProgress, progress does not extend the call timeout", async () => {
-    const server = await progressServer();
-    const clock = fakeClock();
-    const client = await open({ url: server.url, call: { timeoutMs: CALL_TIMEOUT_MS }, deps: { clock } });
-    const seen: number[] = [];
-    const calling = failure(() =>
-      client.callTool("progress", {}, { onProgress: (p) => seen.push(p.progress) }),
-    );
+    const { server, clock, client, seen, onProgress } = await progressCall();
+    const calling = failure(() => client.callTool("progress", {}, { onProgress }));
     await arrived(server.started, "the call");
     await progressAfter(clock, 100, server, seen);
     await progressAfter(clock, 100, server, seen);

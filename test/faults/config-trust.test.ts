@@ -3,7 +3,7 @@
 // whose config files try to take over the user's servers, hang the loader or exhaust its memory,
 // and with HOME (XDG_CONFIG_HOME, APPDATA) pointed at a temporary home holding the user's own config.
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { CLI_BIN } from "../helpers/cli.ts";
+import { CLI_BIN, runProcess } from "../helpers/cli.ts";
 
 /** Every CLI run here must finish well within this, however hostile the files (the machine may be slow). */
 const PROMPT_MS = 15_000;
@@ -86,41 +86,25 @@ function world() {
   };
   const run = (args: string[]): Promise<Run> => {
     const rssOut = join(base, `rss-${Math.random().toString(36).slice(2)}`);
-    const started = performance.now();
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", pathToFileURL(rssProbe).href, CLI_BIN, ...args], {
-        cwd: repo,
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: home,
-          USERPROFILE: home,
-          XDG_CONFIG_HOME: join(home, ".config"),
-          XDG_CACHE_HOME: join(home, ".cache"),
-          APPDATA: join(home, "AppData", "Roaming"),
-          NO_COLOR: "1",
-          CANARY,
-          TETHER_TEST_RSS_OUT: rssOut,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => {
-        stdout += d;
-      });
-      child.stderr.on("data", (d) => {
-        stderr += d;
-      });
-      const killer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`tether ${args.join(" ")} did not exit within ${PROMPT_MS} ms`));
-      }, PROMPT_MS);
-      child.on("close", (code) => {
-        clearTimeout(killer);
-        const maxRssBytes = existsSync(rssOut) ? Number(readFileSync(rssOut, "utf8")) : Number.NaN;
-        resolve({ code, stdout, stderr, elapsedMs: performance.now() - started, maxRssBytes });
-      });
-    });
+    return runProcess(process.execPath, ["--import", pathToFileURL(rssProbe).href, CLI_BIN, ...args], {
+      cwd: repo,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        USERPROFILE: home,
+        XDG_CONFIG_HOME: join(home, ".config"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+        APPDATA: join(home, "AppData", "Roaming"),
+        NO_COLOR: "1",
+        CANARY,
+        TETHER_TEST_RSS_OUT: rssOut,
+      },
+      timeoutMs: PROMPT_MS,
+      name: `tether ${args.join(" ")}`,
+    }).then((r) => ({
+      ...r,
+      maxRssBytes: existsSync(rssOut) ? Number(readFileSync(rssOut, "utf8")) : Number.NaN,
+    }));
   };
   return {
     base,

@@ -15,7 +15,9 @@ import { fileURLToPath } from "node:url";
 import {
   CLEANUP_GRACE_MS,
   type ConnectOptions,
+  type ConnectSettings,
   connect,
+  type HttpTarget,
   type LifecycleEvent,
   SIGTERM_GRACE_MS,
   type TetherError,
@@ -24,12 +26,13 @@ import { runChildToExit } from "../helpers/child-exit.ts";
 import {
   eventLog,
   eventually,
+  fixtureSet,
+  type Handler,
   isAlive,
   type Loopback,
   legacyHttp,
   legacySse,
   legacyStdio,
-  loopback,
   modernHttp,
   neverSpawns,
   recordingSpawn,
@@ -39,7 +42,6 @@ import {
   SILENT_IGNORES_STDIN_END,
   STUBBORN,
   type StdioScript,
-  stdioScript,
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
@@ -56,24 +58,8 @@ const LONG_DEADLINE_MS = 10_000;
 const LOAD_SLACK_MS = 3_000;
 
 // Everything a test opens is closed in `after`, even when an assertion failed first.
-const servers: Loopback[] = [];
-const scripts: StdioScript[] = [];
-after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function serve(...args: Parameters<typeof loopback>): Promise<Loopback> {
-  const s = await loopback(...args);
-  servers.push(s);
-  return s;
-}
-
-function script(source: string): StdioScript {
-  const s = stdioScript(source);
-  scripts.push(s);
-  return s;
-}
+const { serve, script, closeAll } = fixtureSet();
+after(closeAll);
 
 /** Options every test shares: no process-wide era memory, so earlier tests change nothing. */
 const base = { eraHints: false } as const satisfies Partial<ConnectOptions>;
@@ -185,129 +171,212 @@ function assertSettledOnCancel(clock: FakeClock, pending: Pending, abortedAt: nu
   );
 }
 
+/** Asserts that `check` comes to hold within `withinMs` of real time. */
+async function assertEventually(check: () => boolean, withinMs: number, message: string): Promise<void> {
+  assert.ok(await eventually(check, withinMs), message);
+}
+
+/** What a request, the event stream or a reply stream in flight must come to: closed. */
+async function assertNothingOpen(server: Loopback, message: string): Promise<void> {
+  await assertEventually(() => server.openRequests() === 0, LOAD_SLACK_MS, message);
+}
+
+/** The wait messages of `until`: what arriving at the server means for each request. */
+function arrivedMessage(what: string): string {
+  if (what === "server/discover") return "the probe arrived";
+  if (what === "GET") return "the GET arrived";
+  return `${what} arrived`;
+}
+
+/** A connect() begun on its own fake clock (the establishment deadline DEADLINE_MS unless given), its events logged. */
+function launch(options: ConnectOptions, spawn?: ReturnType<typeof recordingSpawn>["spawn"]) {
+  const clock = fakeClock();
+  const log = eventLog();
+  const pending = begin(() =>
+    connect({
+      ...base,
+      timeoutMs: DEADLINE_MS,
+      ...options,
+      onEvent: log.onEvent,
+      deps: spawn ? { spawn, clock } : { clock },
+    }),
+  );
+  return { clock, log, pending };
+}
+
+/**
+ * One limit against a scripted HTTP server: the server waits silent at `arrives` (the JSON-RPC or
+ * HTTP method that must have reached it), the limit of `limitMs` fires, and the connection
+ * fails with `reason` in one of `stages`; `then` checks the rest.
+ */
+interface HttpLimitCase {
+  name: string;
+  handler: Handler;
+  path?: string;
+  options: Omit<HttpTarget, "url"> & ConnectSettings;
+  arrives: string;
+  limitMs: number;
+  reason: string;
+  stages: readonly string[];
+  check(server: Loopback, e: TetherError, log: ReturnType<typeof eventLog>): Promise<void> | void;
+}
+
+function httpLimitTests(cases: readonly HttpLimitCase[]): void {
+  for (const c of cases) {
+    test(c.name, async () => {
+      const server = await serve(c.handler, c.path);
+      const { clock, log, pending } = launch({ url: server.url, ...c.options });
+      await until(() => server.count(c.arrives) === 1, LONG_DEADLINE_MS, arrivedMessage(c.arrives));
+      const e = await fireLimit(clock, c.limitMs, pending);
+      assertTimedOut(e, c.reason, c.stages);
+      await c.check(server, e, log);
+    });
+  }
+}
+
+/** A connect() on an HTTP+SSE server that must fail at once, the fake clock never moved. */
+async function failsAtOnce(server: Loopback): Promise<TetherError> {
+  const clock = fakeClock();
+  const run = await timed(() =>
+    connect({ ...base, url: server.url, transport: "sse", timeoutMs: LONG_DEADLINE_MS, deps: { clock } }),
+  );
+  const e = tetherErrorOf(run);
+  assert.deepEqual(clock.fired(), [], "at once: it failed with the clock never moved, no timer waited out");
+  return e;
+}
+
+/**
+ * The caller cancelling during `stage`: connect() begins with `options` (on a fake clock it never
+ * moves), the caller aborts once the stage is under way and `ready` holds, and it must reject
+ * with cancelled in one of `stages`, settled within the cleanup grace; `then` checks the rest.
+ */
+interface CancelCase {
+  name: string;
+  stage: string;
+  open(): Promise<{
+    options: ConnectOptions;
+    ready: () => boolean;
+    spawn?: ReturnType<typeof recordingSpawn>["spawn"];
+    check(c: ReturnType<typeof canceller>): Promise<void> | void;
+  }>;
+  stages: readonly string[];
+}
+
+function cancelTests(cases: readonly CancelCase[]): void {
+  for (const k of cases) {
+    test(k.name, async () => {
+      const { options, ready, spawn, check } = await k.open();
+      const clock = fakeClock();
+      const c = canceller(k.stage);
+      const pending = begin(() =>
+        connect({
+          ...base,
+          ...options,
+          signal: c.signal,
+          onEvent: c.onEvent,
+          timeoutMs: LONG_DEADLINE_MS,
+          deps: spawn ? { spawn, clock } : { clock },
+        }),
+      );
+      await c.abortOnce(ready);
+      const e = tetherErrorOf(await pending.outcome);
+      assertCancelled(e, c.reason, k.stages);
+      assertSettledOnCancel(clock, pending, c.abortedAt());
+      await check(c);
+    });
+  }
+}
+
 // ---------------------------------------------------------------- silent HTTP
 
 // Every test opens its own servers and processes and keeps its own fake clock: the groups run side
 // by side.
 describe("establishment deadlines", { concurrency: true }, () => {
   describe("E1: a silent HTTP server", () => {
-    test("E1: a POST that never sends headers fails with deadline_exceeded when the deadline ends", async () => {
-      const server = await serve(legacyHttp({ discover: "hang", initialize: "hang" }));
-      const clock = fakeClock();
-      const log = eventLog();
-      const pending = begin(() =>
-        connect({ ...base, url: server.url, timeoutMs: DEADLINE_MS, onEvent: log.onEvent, deps: { clock } }),
-      );
-      await until(() => server.count("server/discover") === 1, LONG_DEADLINE_MS, "the probe arrived");
-      const e = await fireLimit(clock, DEADLINE_MS, pending);
-      assertTimedOut(e, "deadline_exceeded", ["http_request", "probe"]);
-      assert.equal(e.cancellation, "deadline");
-      assertNoStageAfterDeadline(log.events, DEADLINE_MS);
-      assert.equal(server.count("initialize"), 0, "E2: nothing was sent after the deadline");
-      assert.ok(
-        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-        "E4: the request in flight was aborted",
-      );
-    });
-
-    test("E1: with the probe skipped (ceiling 2025-11-25), a silent initialize POST fails with deadline_exceeded", async () => {
-      const server = await serve(legacyHttp({ initialize: "hang" }));
-      const clock = fakeClock();
-      const log = eventLog();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          maxProtocolVersion: "2025-11-25",
-          timeoutMs: DEADLINE_MS,
-          onEvent: log.onEvent,
-          deps: { clock },
-        }),
-      );
-      await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
-      const e = await fireLimit(clock, DEADLINE_MS, pending);
-      assertTimedOut(e, "deadline_exceeded", ["http_request", "initialize"]);
-      assert.equal(server.count("server/discover"), 0, "N4: a ceiling below 2026-07-28 skips the probe");
-      assertNoStageAfterDeadline(log.events, DEADLINE_MS);
-      assert.ok(
-        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-        "E4: the request in flight was aborted",
-      );
-    });
-
-    test("E1: the deadline covers tool listing (prefetchTools): a silent tools/list ends with deadline_exceeded", async () => {
-      const server = await serve(legacyHttp({ toolsList: "hang-sse" }));
-      const clock = fakeClock();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          listen: false,
-          prefetchTools: true,
-          timeoutMs: DEADLINE_MS,
-          deps: { clock },
-        }),
-      );
-      await until(() => server.count("tools/list") === 1, LONG_DEADLINE_MS, "tools/list arrived");
-      const e = await fireLimit(clock, DEADLINE_MS, pending);
-      assertTimedOut(e, "deadline_exceeded", ["list_tools"]);
-      assert.equal(e.cancellation, "deadline", "the deadline, not the caller, ended it");
-      assert.ok(
-        await eventually(() => server.count("DELETE") === 1, LOAD_SLACK_MS),
-        "the session was ended (DELETE)",
-      );
-    });
+    httpLimitTests([
+      {
+        name: "E1: a POST that never sends headers fails with deadline_exceeded when the deadline ends",
+        handler: legacyHttp({ discover: "hang", initialize: "hang" }),
+        options: {},
+        arrives: "server/discover",
+        limitMs: DEADLINE_MS,
+        reason: "deadline_exceeded",
+        stages: ["http_request", "probe"],
+        async check(server, e, log) {
+          assert.equal(e.cancellation, "deadline");
+          assertNoStageAfterDeadline(log.events, DEADLINE_MS);
+          assert.equal(server.count("initialize"), 0, "E2: nothing was sent after the deadline");
+          await assertNothingOpen(server, "E4: the request in flight was aborted");
+        },
+      },
+      {
+        name: "E1: with the probe skipped (ceiling 2025-11-25), a silent initialize POST fails with deadline_exceeded",
+        handler: legacyHttp({ initialize: "hang" }),
+        options: { maxProtocolVersion: "2025-11-25" },
+        arrives: "initialize",
+        limitMs: DEADLINE_MS,
+        reason: "deadline_exceeded",
+        stages: ["http_request", "initialize"],
+        async check(server, _e, log) {
+          assert.equal(server.count("server/discover"), 0, "N4: a ceiling below 2026-07-28 skips the probe");
+          assertNoStageAfterDeadline(log.events, DEADLINE_MS);
+          await assertNothingOpen(server, "E4: the request in flight was aborted");
+        },
+      },
+      {
+        name: "E1: the deadline covers tool listing (prefetchTools): a silent tools/list ends with deadline_exceeded",
+        handler: legacyHttp({ toolsList: "hang-sse" }),
+        options: { listen: false, prefetchTools: true },
+        arrives: "tools/list",
+        limitMs: DEADLINE_MS,
+        reason: "deadline_exceeded",
+        stages: ["list_tools"],
+        async check(server, e) {
+          assert.equal(e.cancellation, "deadline", "the deadline, not the caller, ended it");
+          await assertEventually(
+            () => server.count("DELETE") === 1,
+            LOAD_SLACK_MS,
+            "the session was ended (DELETE)",
+          );
+        },
+      },
+    ]);
   });
 
   // ---------------------------------------------------------------- HTTP+SSE endpoint
 
   describe("E1/E5: the HTTP+SSE endpoint event", () => {
-    for (const [name, kind] of [
-      ["E1: a GET that never sends headers fails in sse_endpoint with deadline_exceeded", "no-headers"],
-      [
-        "E1: a stream that never sends its endpoint event fails in sse_endpoint with deadline_exceeded",
-        "silent",
-      ],
-    ] as const) {
-      test(name, async () => {
-        const server = await serve(legacySse({ kind }), "/sse");
-        const clock = fakeClock();
-        const log = eventLog();
-        const pending = begin(() =>
-          connect({
-            ...base,
-            url: server.url,
-            transport: "sse",
-            timeoutMs: DEADLINE_MS,
-            onEvent: log.onEvent,
-            deps: { clock },
-          }),
-        );
-        await until(() => server.count("GET") === 1, LONG_DEADLINE_MS, "the GET arrived");
-        const e = await fireLimit(clock, DEADLINE_MS, pending);
-        assertTimedOut(e, "deadline_exceeded", ["sse_endpoint"]);
-        assertNoStageAfterDeadline(log.events, DEADLINE_MS);
-        assert.ok(
-          await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-          "E4: the event stream in flight was closed",
-        );
-      });
-    }
+    httpLimitTests(
+      (
+        [
+          ["E1: a GET that never sends headers fails in sse_endpoint with deadline_exceeded", "no-headers"],
+          [
+            "E1: a stream that never sends its endpoint event fails in sse_endpoint with deadline_exceeded",
+            "silent",
+          ],
+        ] as const
+      ).map(
+        ([name, kind]): HttpLimitCase => ({
+          name,
+          handler: legacySse({ kind }),
+          path: "/sse",
+          options: { transport: "sse" },
+          arrives: "GET",
+          limitMs: DEADLINE_MS,
+          reason: "deadline_exceeded",
+          stages: ["sse_endpoint"],
+          async check(server, _e, log) {
+            assertNoStageAfterDeadline(log.events, DEADLINE_MS);
+            await assertNothingOpen(server, "E4: the event stream in flight was closed");
+          },
+        }),
+      ),
+    );
 
     test("E5: a stream that ends before its endpoint event fails at once with a connection error", async () => {
-      const server = await serve(legacySse({ kind: "end" }), "/sse");
-      const clock = fakeClock();
-      const run = await timed(() =>
-        connect({ ...base, url: server.url, transport: "sse", timeoutMs: LONG_DEADLINE_MS, deps: { clock } }),
-      );
-      const e = tetherErrorOf(run);
+      const e = await failsAtOnce(await serve(legacySse({ kind: "end" }), "/sse"));
       assert.equal(e.code, "connection", `code (reason ${e.reason})`);
       assert.equal(e.stage, "sse_endpoint");
-      assert.deepEqual(
-        clock.fired(),
-        [],
-        "at once: it failed with the clock never moved, no timer waited out",
-      );
     });
 
     const endpoints: [string, string][] = [
@@ -319,33 +388,15 @@ describe("establishment deadlines", { concurrency: true }, () => {
     for (const [label, data] of endpoints) {
       test(`E5: ${label} fails at once with a protocol error`, async () => {
         const server = await serve(legacySse({ kind: "endpoint", data }), "/sse");
-        const clock = fakeClock();
-        const run = await timed(() =>
-          connect({
-            ...base,
-            url: server.url,
-            transport: "sse",
-            timeoutMs: LONG_DEADLINE_MS,
-            deps: { clock },
-          }),
-        );
-        const e = tetherErrorOf(run);
+        const e = await failsAtOnce(server);
         assert.equal(e.code, "protocol", `code (reason ${e.reason})`);
         assert.equal(e.stage, "sse_endpoint");
-        assert.deepEqual(
-          clock.fired(),
-          [],
-          "at once: it failed with the clock never moved, no timer waited out",
-        );
         assert.equal(
           server.requests.filter((r) => r.method === "POST").length,
           0,
           "nothing was POSTed anywhere",
         );
-        assert.ok(
-          await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-          "the event stream was closed",
-        );
+        await assertNothingOpen(server, "the event stream was closed");
       });
     }
   });
@@ -353,88 +404,61 @@ describe("establishment deadlines", { concurrency: true }, () => {
   // ---------------------------------------------------------------- handshake
 
   describe("E3: initialize never answered", () => {
-    test("E3: a handshake limit below the deadline ends a silent initialize with handshake_timeout", async () => {
-      const server = await serve(legacyHttp({ initialize: "hang-sse" }));
-      const clock = fakeClock();
-      const log = eventLog();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          maxProtocolVersion: "2025-11-25",
-          handshakeTimeoutMs: 250,
-          timeoutMs: 2_000,
-          onEvent: log.onEvent,
-          deps: { clock },
-        }),
-      );
-      await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
-      const e = await fireLimit(clock, 250, pending);
-      assertTimedOut(e, "handshake_timeout", ["initialize"]);
-      assert.equal(
-        log.events.filter((x) => x.type === "attempt_start").length,
-        1,
-        "R1: one attempt, no recovery",
-      );
-      assert.deepEqual(log.events.at(-1)?.type, "attempt_end", "nothing after the failed attempt");
-    });
-
-    test("E3: a handshake limit above the deadline leaves the deadline to fire: deadline_exceeded", async () => {
-      const server = await serve(legacyHttp({ initialize: "hang-sse" }));
-      const clock = fakeClock();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          maxProtocolVersion: "2025-11-25",
-          handshakeTimeoutMs: 5_000,
-          timeoutMs: DEADLINE_MS,
-          deps: { clock },
-        }),
-      );
-      await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
-      const e = await fireLimit(clock, DEADLINE_MS, pending);
-      assertTimedOut(e, "deadline_exceeded", ["initialize"]);
-    });
-
-    test("E3: after a probe answered -32601, a silent initialize ends with handshake_timeout", async () => {
-      const server = await serve(legacyHttp({ discover: "rpc-32601", initialize: "hang" }));
-      const clock = fakeClock();
-      const log = eventLog();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          handshakeTimeoutMs: 250,
-          timeoutMs: 2_000,
-          onEvent: log.onEvent,
-          deps: { clock },
-        }),
-      );
-      await until(() => server.count("initialize") === 1, LONG_DEADLINE_MS, "initialize arrived");
-      const e = await fireLimit(clock, 250, pending);
-      assertTimedOut(e, "handshake_timeout", ["initialize"]);
-      assert.deepEqual(
-        server.requests.map((r) => r.rpcMethod),
-        ["server/discover", "initialize"],
-        "probe, then initialize, then nothing",
-      );
-      assert.deepEqual(log.events.at(-1)?.type, "attempt_end", "nothing after the failed attempt");
-    });
+    httpLimitTests([
+      {
+        name: "E3: a handshake limit below the deadline ends a silent initialize with handshake_timeout",
+        handler: legacyHttp({ initialize: "hang-sse" }),
+        options: { maxProtocolVersion: "2025-11-25", handshakeTimeoutMs: 250, timeoutMs: 2_000 },
+        arrives: "initialize",
+        limitMs: 250,
+        reason: "handshake_timeout",
+        stages: ["initialize"],
+        check(_server, _e, log) {
+          assert.equal(
+            log.events.filter((x) => x.type === "attempt_start").length,
+            1,
+            "R1: one attempt, no recovery",
+          );
+          assert.deepEqual(log.events.at(-1)?.type, "attempt_end", "nothing after the failed attempt");
+        },
+      },
+      {
+        name: "E3: a handshake limit above the deadline leaves the deadline to fire: deadline_exceeded",
+        handler: legacyHttp({ initialize: "hang-sse" }),
+        options: { maxProtocolVersion: "2025-11-25", handshakeTimeoutMs: 5_000 },
+        arrives: "initialize",
+        limitMs: DEADLINE_MS,
+        reason: "deadline_exceeded",
+        stages: ["initialize"],
+        check() {},
+      },
+      {
+        name: "E3: after a probe answered -32601, a silent initialize ends with handshake_timeout",
+        handler: legacyHttp({ discover: "rpc-32601", initialize: "hang" }),
+        options: { handshakeTimeoutMs: 250, timeoutMs: 2_000 },
+        arrives: "initialize",
+        limitMs: 250,
+        reason: "handshake_timeout",
+        stages: ["initialize"],
+        check(server, _e, log) {
+          assert.deepEqual(
+            server.requests.map((r) => r.rpcMethod),
+            ["server/discover", "initialize"],
+            "probe, then initialize, then nothing",
+          );
+          assert.deepEqual(log.events.at(-1)?.type, "attempt_end", "nothing after the failed attempt");
+        },
+      },
+    ]);
 
     test("E3: a stdio server that refuses the probe and never answers initialize: handshake_timeout, process gone", async () => {
       const s = script(legacyStdio({ probe: "rpc-32601", initialize: "silent" }));
-      const clock = fakeClock();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          command: s.command,
-          args: s.args,
-          handshakeTimeoutMs: 250,
-          timeoutMs: 2_000,
-          deps: { clock },
-        }),
-      );
+      const { clock, pending } = launch({
+        command: s.command,
+        args: s.args,
+        handshakeTimeoutMs: 250,
+        timeoutMs: 2_000,
+      });
       const pid = await received(s, () => s.pids()[0], "initialize");
       const e = await fireLimit(clock, 250, pending);
       assertTimedOut(e, "handshake_timeout", ["initialize"]);
@@ -449,19 +473,10 @@ describe("establishment deadlines", { concurrency: true }, () => {
   describe("E1/E4: silent and stubborn stdio servers", () => {
     test("N6/E1: a silent probe gives way to a fresh process; with every process silent the deadline ends it", async () => {
       const s = script(SILENT);
-      const clock = fakeClock();
-      const log = eventLog();
       const spawned = recordingSpawn();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          command: s.command,
-          args: s.args,
-          probeTimeoutMs: 200,
-          timeoutMs: DEADLINE_MS,
-          onEvent: log.onEvent,
-          deps: { spawn: spawned.spawn, clock },
-        }),
+      const { clock, log, pending } = launch(
+        { command: s.command, args: s.args, probeTimeoutMs: 200 },
+        spawned.spawn,
       );
       const probed = await received(s, () => spawned.pids[0], "server/discover");
       await clock.advanceTo(await clock.timer((t) => t.ms === 200));
@@ -481,18 +496,7 @@ describe("establishment deadlines", { concurrency: true }, () => {
 
     test("E4: a stdio server that ignores SIGTERM and its stdin's end is killed within the grace", async () => {
       const s = script(STUBBORN);
-      const clock = fakeClock();
-      const log = eventLog();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          command: s.command,
-          args: s.args,
-          timeoutMs: DEADLINE_MS,
-          onEvent: log.onEvent,
-          deps: { clock },
-        }),
-      );
+      const { clock, log, pending } = launch({ command: s.command, args: s.args });
       // Once it logged the probe, its SIGTERM handler (installed before it reads) is in place.
       const pid = await received(s, () => s.pids()[0], "server/discover");
       const firedAt = performance.now();
@@ -521,19 +525,10 @@ describe("establishment deadlines", { concurrency: true }, () => {
       // real grace before SIGTERM. The deadline passes (at 450 ms) while that is under way.
       const s = script(SILENT_IGNORES_STDIN_END);
       const deadline = 450;
-      const clock = fakeClock();
-      const log = eventLog();
       const spawned = recordingSpawn();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          command: s.command,
-          args: s.args,
-          probeTimeoutMs: 200,
-          timeoutMs: deadline,
-          onEvent: log.onEvent,
-          deps: { spawn: spawned.spawn, clock },
-        }),
+      const { clock, log, pending } = launch(
+        { command: s.command, args: s.args, probeTimeoutMs: 200, timeoutMs: deadline },
+        spawned.spawn,
       );
       await received(s, () => spawned.pids[0], "server/discover");
       await clock.advanceTo(await clock.timer((t) => t.ms === 200));
@@ -554,132 +549,96 @@ describe("establishment deadlines", { concurrency: true }, () => {
   // ---------------------------------------------------------------- caller cancellation
 
   describe("E3: caller cancellation at each stage", () => {
-    test("E3: cancelling during spawn rejects with cancelled, the caller's reason as cause", async () => {
-      const fake = neverSpawns();
-      const clock = fakeClock();
-      const c = canceller("spawn");
-      const pending = begin(() =>
-        connect({
-          ...base,
-          command: "never-started",
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: LONG_DEADLINE_MS,
-          deps: { spawn: fake.spawn, clock },
-        }),
-      );
-      await c.abortOnce(() => fake.calls() === 1);
-      const e = tetherErrorOf(await pending.outcome);
-      assertCancelled(e, c.reason, ["spawn"]);
-      assertSettledOnCancel(clock, pending, c.abortedAt());
-      assert.equal(fake.calls(), 1);
+    const noStageAfterAbort = (c: ReturnType<typeof canceller>) =>
       assert.deepEqual(c.startsAfterAbort, [], "E2: no stage started after the caller cancelled");
-    });
 
-    test("E3: cancelling during a stdio probe rejects with cancelled and stops the process", async () => {
-      const s = script(SILENT);
-      const clock = fakeClock();
-      const c = canceller("probe");
-      const spawned = recordingSpawn();
-      const pending = begin(() =>
-        connect({
-          ...base,
-          command: s.command,
-          args: s.args,
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: LONG_DEADLINE_MS,
-          deps: { spawn: spawned.spawn, clock },
-        }),
-      );
-      await c.abortOnce(() => spawned.pids[0] !== undefined && s.received(spawned.pids[0]).length > 0);
-      const e = tetherErrorOf(await pending.outcome);
-      assertCancelled(e, c.reason, ["probe"]);
-      assertSettledOnCancel(clock, pending, c.abortedAt());
-      assert.equal(spawned.pids.length, 1, "no fresh process after a cancelled probe");
-      assert.equal(isAlive(spawned.pids[0]!), false, "the process is gone");
-      assert.deepEqual(c.startsAfterAbort, [], "E2: no stage started after the caller cancelled");
-    });
-
-    test("E3: cancelling during an HTTP request that never answers rejects with cancelled and aborts the request", async () => {
-      const server = await serve(legacyHttp({ discover: "hang" }));
-      const clock = fakeClock();
-      const c = canceller("probe");
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: LONG_DEADLINE_MS,
-          deps: { clock },
-        }),
-      );
-      await c.abortOnce(() => server.count("server/discover") === 1);
-      const e = tetherErrorOf(await pending.outcome);
-      assertCancelled(e, c.reason, ["http_request", "probe"]);
-      assertSettledOnCancel(clock, pending, c.abortedAt());
-      assert.ok(
-        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-        "the request in flight was aborted",
-      );
-      assert.deepEqual(c.startsAfterAbort, [], "E2: no stage started after the caller cancelled");
-    });
-
-    test("E3: cancelling while waiting for the HTTP+SSE endpoint rejects with cancelled and closes the stream", async () => {
-      const server = await serve(legacySse({ kind: "silent" }), "/sse");
-      const clock = fakeClock();
-      const c = canceller("sse_endpoint");
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          transport: "sse",
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: LONG_DEADLINE_MS,
-          deps: { clock },
-        }),
-      );
-      await c.abortOnce(() => server.count("GET") === 1);
-      const e = tetherErrorOf(await pending.outcome);
-      assertCancelled(e, c.reason, ["sse_endpoint"]);
-      assertSettledOnCancel(clock, pending, c.abortedAt());
-      assert.ok(
-        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-        "the event stream was closed",
-      );
-    });
-
-    test("E3: cancelling during initialize rejects with cancelled and sends nothing more", async () => {
-      const server = await serve(legacyHttp({ initialize: "hang-sse" }));
-      const clock = fakeClock();
-      const c = canceller("initialize");
-      const pending = begin(() =>
-        connect({
-          ...base,
-          url: server.url,
-          maxProtocolVersion: "2025-11-25",
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: LONG_DEADLINE_MS,
-          deps: { clock },
-        }),
-      );
-      await c.abortOnce(() => server.count("initialize") === 1);
-      const e = tetherErrorOf(await pending.outcome);
-      assertCancelled(e, c.reason, ["initialize"]);
-      assertSettledOnCancel(clock, pending, c.abortedAt());
-      assert.ok(
-        await eventually(() => server.openRequests() === 0, LOAD_SLACK_MS),
-        "the reply stream was closed",
-      );
-      assert.deepEqual(
-        server.requests.map((r) => r.rpcMethod ?? r.method),
-        ["initialize"],
-        "nothing was sent after the cancellation",
-      );
-    });
+    cancelTests([
+      {
+        name: "E3: cancelling during spawn rejects with cancelled, the caller's reason as cause",
+        stage: "spawn",
+        stages: ["spawn"],
+        async open() {
+          const fake = neverSpawns();
+          return {
+            options: { command: "never-started" },
+            spawn: fake.spawn,
+            ready: () => fake.calls() === 1,
+            check(c) {
+              assert.equal(fake.calls(), 1);
+              noStageAfterAbort(c);
+            },
+          };
+        },
+      },
+      {
+        name: "E3: cancelling during a stdio probe rejects with cancelled and stops the process",
+        stage: "probe",
+        stages: ["probe"],
+        async open() {
+          const s = script(SILENT);
+          const spawned = recordingSpawn();
+          return {
+            options: { command: s.command, args: s.args },
+            spawn: spawned.spawn,
+            ready: () => spawned.pids[0] !== undefined && s.received(spawned.pids[0]).length > 0,
+            check(c) {
+              assert.equal(spawned.pids.length, 1, "no fresh process after a cancelled probe");
+              assert.equal(isAlive(spawned.pids[0]!), false, "the process is gone");
+              noStageAfterAbort(c);
+            },
+          };
+        },
+      },
+      {
+        name: "E3: cancelling during an HTTP request that never answers rejects with cancelled and aborts the request",
+        stage: "probe",
+        stages: ["http_request", "probe"],
+        async open() {
+          const server = await serve(legacyHttp({ discover: "hang" }));
+          return {
+            options: { url: server.url },
+            ready: () => server.count("server/discover") === 1,
+            async check(c) {
+              await assertNothingOpen(server, "the request in flight was aborted");
+              noStageAfterAbort(c);
+            },
+          };
+        },
+      },
+      {
+        name: "E3: cancelling while waiting for the HTTP+SSE endpoint rejects with cancelled and closes the stream",
+        stage: "sse_endpoint",
+        stages: ["sse_endpoint"],
+        async open() {
+          const server = await serve(legacySse({ kind: "silent" }), "/sse");
+          return {
+            options: { url: server.url, transport: "sse" },
+            ready: () => server.count("GET") === 1,
+            check: () => assertNothingOpen(server, "the event stream was closed"),
+          };
+        },
+      },
+      {
+        name: "E3: cancelling during initialize rejects with cancelled and sends nothing more",
+        stage: "initialize",
+        stages: ["initialize"],
+        async open() {
+          const server = await serve(legacyHttp({ initialize: "hang-sse" }));
+          return {
+            options: { url: server.url, maxProtocolVersion: "2025-11-25" },
+            ready: () => server.count("initialize") === 1,
+            async check() {
+              await assertNothingOpen(server, "the reply stream was closed");
+              assert.deepEqual(
+                server.requests.map((r) => r.rpcMethod ?? r.method),
+                ["initialize"],
+                "nothing was sent after the cancellation",
+              );
+            },
+          };
+        },
+      },
+    ]);
 
     test("E2: a signal that is already aborted rejects with cancelled before any I/O", async () => {
       const server = await serve(legacyHttp());
@@ -729,27 +688,25 @@ describe("establishment deadlines", { concurrency: true }, () => {
       };
     }
 
+    /** connect() with `options`, the caller cancelling as `stage` succeeds: the error, and what was seen. */
+    async function cancelledAsSucceeds(stage: string, options: ConnectOptions) {
+      const c = abortOnSuccessOf(stage);
+      const run = await timed(() =>
+        connect({ ...base, ...options, signal: c.signal, onEvent: c.onEvent, timeoutMs: 10_000 }),
+      );
+      return { e: tetherErrorOf(run), c };
+    }
+
+    /** The session was ended: `check` on the DELETEs comes to hold. */
+    const assertEnded = (check: () => boolean, message: string) => assertEventually(check, 1_500, message);
+
     test("C4: cancelling as initialize succeeds (legacy HTTP) rejects, ends the session with one DELETE, starts nothing", async () => {
       const server = await serve(legacyHttp());
-      const c = abortOnSuccessOf("initialize");
-      const run = await timed(() =>
-        connect({
-          ...base,
-          url: server.url,
-          listen: false,
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: 10_000,
-        }),
-      );
-      const e = tetherErrorOf(run);
+      const { e, c } = await cancelledAsSucceeds("initialize", { url: server.url, listen: false });
       assertCancelled(e, c.reason, ["initialize", "initialized"]);
       assert.deepEqual(c.startsAfterAbort(), [], "C4: no later stage starts");
       assert.equal(server.count("notifications/initialized"), 0, "notifications/initialized was not sent");
-      assert.ok(
-        await eventually(() => server.count("DELETE") >= 1, 1_500),
-        "the session we opened was ended",
-      );
+      await assertEnded(() => server.count("DELETE") >= 1, "the session we opened was ended");
       const deletes = server.requests.filter((r) => r.method === "DELETE");
       assert.equal(deletes.length, 1, "exactly one DELETE");
       assert.equal(deletes[0]!.headers["mcp-session-id"], SESSION_ID);
@@ -757,18 +714,7 @@ describe("establishment deadlines", { concurrency: true }, () => {
 
     test("C4: cancelling as the last establishment stage succeeds rejects, disposes the client, reports that stage", async () => {
       const server = await serve(legacyHttp());
-      const c = abortOnSuccessOf("initialized");
-      const run = await timed(() =>
-        connect({
-          ...base,
-          url: server.url,
-          listen: false,
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: 10_000,
-        }),
-      );
-      const e = tetherErrorOf(run);
+      const { e, c } = await cancelledAsSucceeds("initialized", { url: server.url, listen: false });
       assert.equal(e.code, "cancelled");
       assert.equal(e.cancellation, "caller");
       assert.equal(e.cause, c.reason);
@@ -779,51 +725,26 @@ describe("establishment deadlines", { concurrency: true }, () => {
         0,
         "never reported established",
       );
-      assert.ok(
-        await eventually(() => server.count("DELETE") >= 1, 1_500),
-        "the client was disposed (DELETE)",
-      );
+      await assertEnded(() => server.count("DELETE") >= 1, "the client was disposed (DELETE)");
       assert.equal(server.count("DELETE"), 1);
     });
 
     test("C4: cancelling as initialized succeeds with prefetchTools rejects and never lists tools", async () => {
       const server = await serve(legacyHttp());
-      const c = abortOnSuccessOf("initialized");
-      const run = await timed(() =>
-        connect({
-          ...base,
-          url: server.url,
-          listen: false,
-          prefetchTools: true,
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: 10_000,
-        }),
-      );
-      const e = tetherErrorOf(run);
+      const { e, c } = await cancelledAsSucceeds("initialized", {
+        url: server.url,
+        listen: false,
+        prefetchTools: true,
+      });
       assert.equal(e.code, "cancelled");
       assert.equal(e.cause, c.reason);
       assert.equal(server.count("tools/list"), 0, "tools/list was not sent after the cancellation");
-      assert.ok(
-        await eventually(() => server.count("DELETE") === 1, 1_500),
-        "the client was disposed (DELETE)",
-      );
+      await assertEnded(() => server.count("DELETE") === 1, "the client was disposed (DELETE)");
     });
 
     test("C4: cancelling as initialize succeeds (stdio) rejects and the process is gone", async () => {
       const s = script(legacyStdio());
-      const c = abortOnSuccessOf("initialize");
-      const run = await timed(() =>
-        connect({
-          ...base,
-          command: s.command,
-          args: s.args,
-          signal: c.signal,
-          onEvent: c.onEvent,
-          timeoutMs: 10_000,
-        }),
-      );
-      const e = tetherErrorOf(run);
+      const { e, c } = await cancelledAsSucceeds("initialize", { command: s.command, args: s.args });
       assertCancelled(e, c.reason, ["initialize", "initialized"]);
       assert.deepEqual(c.startsAfterAbort(), [], "C4: no later stage starts");
       const pids = s.pids();
@@ -837,11 +758,7 @@ describe("establishment deadlines", { concurrency: true }, () => {
 
     test("C4: cancelling as a modern server/discover succeeds rejects, and nothing more is sent", async () => {
       const server = await serve(modernHttp());
-      const c = abortOnSuccessOf("probe");
-      const run = await timed(() =>
-        connect({ ...base, url: server.url, signal: c.signal, onEvent: c.onEvent, timeoutMs: 10_000 }),
-      );
-      const e = tetherErrorOf(run);
+      const { e, c } = await cancelledAsSucceeds("probe", { url: server.url });
       assert.equal(e.code, "cancelled");
       assert.equal(e.cause, c.reason);
       assert.deepEqual(c.startsAfterAbort(), []);
@@ -887,10 +804,7 @@ describe("establishment deadlines", { concurrency: true }, () => {
         log.events.slice(fired).filter((x) => x.type === "stage_start"),
         [],
       );
-      assert.ok(
-        await eventually(() => server.count("DELETE") === 1, 1_500),
-        "the session was ended (DELETE)",
-      );
+      await assertEnded(() => server.count("DELETE") === 1, "the session was ended (DELETE)");
     });
   });
 
@@ -901,112 +815,66 @@ describe("establishment deadlines", { concurrency: true }, () => {
 
     interface Scenario {
       label: string;
+      code: string;
       /** Builds the scenario's connect options (and any abort) once its server is up. */
       setup: () => Promise<{ options: ConnectOptions; abortAfterMs?: number; abortOnStageEnd?: string }>;
-      code: string;
     }
 
-    const http = (handler: Parameters<typeof loopback>[0], path?: string) => serve(handler, path);
+    /** The URL of a fresh scripted HTTP server, and how to run a fresh stdio script. */
+    const urlOf = async (handler: Handler, path?: string) => (await serve(handler, path)).url;
+    const run = (source: string) => {
+      const s = script(source);
+      return { command: s.command, args: s.args };
+    };
+    const sse = (opening: Parameters<typeof legacySse>[0]) => urlOf(legacySse(opening), "/sse");
+    /** A legacy server whose initialize never answers, the probe skipped. */
+    const silentInitialize = async () => ({
+      url: await urlOf(legacyHttp({ initialize: "hang-sse" })),
+      maxProtocolVersion: "2025-11-25" as const,
+    });
+    const scenario = (label: string, code: string, setup: Scenario["setup"]): Scenario => ({
+      label,
+      code,
+      setup,
+    });
     const scenarios: Scenario[] = [
-      {
-        label: "a POST that never answers",
-        code: "timeout",
-        setup: async () => ({
-          options: { url: (await http(legacyHttp({ discover: "hang" }))).url, timeoutMs: DEADLINE_MS },
-        }),
-      },
-      {
-        label: "an HTTP+SSE stream without an endpoint",
-        code: "timeout",
-        setup: async () => ({
-          options: {
-            url: (await http(legacySse({ kind: "silent" }), "/sse")).url,
-            transport: "sse",
-            timeoutMs: DEADLINE_MS,
-          },
-        }),
-      },
-      {
-        label: "an HTTP+SSE stream that ends before its endpoint",
-        code: "connection",
-        setup: async () => ({
-          options: {
-            url: (await http(legacySse({ kind: "end" }), "/sse")).url,
-            transport: "sse",
-            timeoutMs: 5_000,
-          },
-        }),
-      },
-      {
-        label: "a cross-origin endpoint",
-        code: "protocol",
-        setup: async () => ({
-          options: {
-            url: (await http(legacySse({ kind: "endpoint", data: "http://other.example/x" }), "/sse")).url,
-            transport: "sse",
-            timeoutMs: 5_000,
-          },
-        }),
-      },
-      {
-        label: "a silent initialize (handshake_timeout)",
-        code: "timeout",
-        setup: async () => ({
-          options: {
-            url: (await http(legacyHttp({ initialize: "hang-sse" }))).url,
-            maxProtocolVersion: "2025-11-25",
-            handshakeTimeoutMs: 250,
-            timeoutMs: 2_000,
-          },
-        }),
-      },
-      {
-        label: "every stdio process silent",
-        code: "timeout",
-        setup: async () => {
-          const s = script(SILENT);
-          return { options: { command: s.command, args: s.args, probeTimeoutMs: 200, timeoutMs: 800 } };
+      scenario("a POST that never answers", "timeout", async () => ({
+        options: { url: await urlOf(legacyHttp({ discover: "hang" })), timeoutMs: DEADLINE_MS },
+      })),
+      scenario("an HTTP+SSE stream without an endpoint", "timeout", async () => ({
+        options: { url: await sse({ kind: "silent" }), transport: "sse", timeoutMs: DEADLINE_MS },
+      })),
+      scenario("an HTTP+SSE stream that ends before its endpoint", "connection", async () => ({
+        options: { url: await sse({ kind: "end" }), transport: "sse", timeoutMs: 5_000 },
+      })),
+      scenario("a cross-origin endpoint", "protocol", async () => ({
+        options: {
+          url: await sse({ kind: "endpoint", data: "http://other.example/x" }),
+          transport: "sse",
+          timeoutMs: 5_000,
         },
-      },
-      {
-        label: "a stdio server that ignores SIGTERM",
-        code: "timeout",
-        setup: async () => {
-          const s = script(STUBBORN);
-          return { options: { command: s.command, args: s.args, timeoutMs: DEADLINE_MS } };
-        },
-      },
-      {
-        label: "the caller cancelling during initialize",
-        code: "cancelled",
-        setup: async () => ({
-          options: {
-            url: (await http(legacyHttp({ initialize: "hang-sse" }))).url,
-            maxProtocolVersion: "2025-11-25",
-            timeoutMs: 10_000,
-          },
-          abortAfterMs: 300,
-        }),
-      },
-      {
-        label: "the caller cancelling as initialize succeeds (HTTP)",
-        code: "cancelled",
-        setup: async () => ({
-          options: { url: (await http(legacyHttp())).url, timeoutMs: 10_000 },
-          abortOnStageEnd: "initialize",
-        }),
-      },
-      {
-        label: "the caller cancelling as initialize succeeds (stdio)",
-        code: "cancelled",
-        setup: async () => {
-          const s = script(legacyStdio());
-          return {
-            options: { command: s.command, args: s.args, timeoutMs: 10_000 },
-            abortOnStageEnd: "initialize",
-          };
-        },
-      },
+      })),
+      scenario("a silent initialize (handshake_timeout)", "timeout", async () => ({
+        options: { ...(await silentInitialize()), handshakeTimeoutMs: 250, timeoutMs: 2_000 },
+      })),
+      scenario("every stdio process silent", "timeout", async () => ({
+        options: { ...run(SILENT), probeTimeoutMs: 200, timeoutMs: 800 },
+      })),
+      scenario("a stdio server that ignores SIGTERM", "timeout", async () => ({
+        options: { ...run(STUBBORN), timeoutMs: DEADLINE_MS },
+      })),
+      scenario("the caller cancelling during initialize", "cancelled", async () => ({
+        options: { ...(await silentInitialize()), timeoutMs: 10_000 },
+        abortAfterMs: 300,
+      })),
+      scenario("the caller cancelling as initialize succeeds (HTTP)", "cancelled", async () => ({
+        options: { url: await urlOf(legacyHttp()), timeoutMs: 10_000 },
+        abortOnStageEnd: "initialize",
+      })),
+      scenario("the caller cancelling as initialize succeeds (stdio)", "cancelled", async () => ({
+        options: { ...run(legacyStdio()), timeoutMs: 10_000 },
+        abortOnStageEnd: "initialize",
+      })),
     ];
 
     for (const scenario of scenarios) {

@@ -39,6 +39,14 @@ async function swappable(first: Handler) {
 
 const keyOf = (url: string) => eraHintKey({ kind: "http", url: new URL(url) });
 
+/** A modern server (swappable) whose discover result and tool list a first connection stored in `hints`. */
+async function storedModern() {
+  const s = await swappable(modernStreamableHandler());
+  const hints = new MemoryEraHints();
+  await (await connect({ url: s.server.url, eraHints: hints, prefetchTools: true })).close();
+  return { s, hints };
+}
+
 test("N7: a stored discover result spares server/discover: a warm connection listing its tools sends one POST", async () => {
   const s = await swappable(modernStreamableHandler());
   const hints = new MemoryEraHints();
@@ -66,9 +74,7 @@ test("N7: a stored discover result spares server/discover: a warm connection lis
 });
 
 test("N7: without an immediate tool listing the stored result is not adopted: connect still asks server/discover", async () => {
-  const s = await swappable(modernStreamableHandler());
-  const hints = new MemoryEraHints();
-  await (await connect({ url: s.server.url, eraHints: hints, prefetchTools: true })).close();
+  const { s, hints } = await storedModern();
   const from = s.server.requests.length;
   const client = await connect({ url: s.server.url, eraHints: hints });
   await client.close();
@@ -76,9 +82,7 @@ test("N7: without an immediate tool listing the stored result is not adopted: co
 });
 
 test("N7: a server that became legacy disproves the stored result: it is dropped and detection runs again in the same connect", async () => {
-  const s = await swappable(modernStreamableHandler());
-  const hints = new MemoryEraHints();
-  await (await connect({ url: s.server.url, eraHints: hints, prefetchTools: true })).close();
+  const { s, hints } = await storedModern();
   s.swap(legacyStreamableHandler());
   const from = s.server.requests.length;
   const client = await connect({ url: s.server.url, eraHints: hints, prefetchTools: true });
@@ -101,9 +105,7 @@ test("N7: a server that became legacy disproves the stored result: it is dropped
 });
 
 test("N7: a server that no longer takes the stored version (-32022) gets a fresh discover and the version it lists", async () => {
-  const s = await swappable(modernStreamableHandler());
-  const hints = new MemoryEraHints();
-  await (await connect({ url: s.server.url, eraHints: hints, prefetchTools: true })).close();
+  const { s, hints } = await storedModern();
   // The server now refuses everything once, as a server whose supported list changed would.
   let refused = 0;
   s.swap((res, rec, req) => {

@@ -20,40 +20,23 @@ import { LIBRARY_URL, runChildToExit } from "../helpers/child-exit.ts";
 import { CLI_BIN, runCli } from "../helpers/cli.ts";
 import {
   eventLog,
-  type Loopback,
+  fixtureSet,
   legacyHttp,
   legacyStdio,
-  loopback,
   modernHttp,
   type Rec,
-  type StdioScript,
   sendJson,
-  stdioScript,
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
 import { fakeClock, until } from "../helpers/fake-clock.ts";
 
-const servers: Loopback[] = [];
-const scripts: StdioScript[] = [];
+const { serve, script, closeAll } = fixtureSet();
 const cacheDir = mkdtempSync(join(tmpdir(), "tether-events-cache-"));
 after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
+  await closeAll();
   rmSync(cacheDir, { recursive: true, force: true });
 });
-
-async function serve(...args: Parameters<typeof loopback>): Promise<Loopback> {
-  const s = await loopback(...args);
-  servers.push(s);
-  return s;
-}
-
-function script(source: string): StdioScript {
-  const s = stdioScript(source);
-  scripts.push(s);
-  return s;
-}
 
 const base = { eraHints: false, timeoutMs: 5_000, listen: false } as const satisfies Partial<ConnectOptions>;
 
@@ -66,6 +49,17 @@ const EVENT_TYPES = new Set([
   "established",
   "closed",
 ]);
+
+/** connect() with the options every test shares and an event log. */
+async function connectLogged(target: ConnectOptions) {
+  const log = eventLog();
+  const client = await connect({ ...base, ...target, onEvent: log.onEvent });
+  return { client, log };
+}
+
+/** The skeleton of these stages run one after another: each one's start, then its end. */
+const paired = (...stages: string[]) =>
+  stages.flatMap((stage) => [`stage_start:${stage}`, `stage_end:${stage}`]);
 
 /** The events' skeleton: stage events as `stage_start:probe`, era evidence left out. */
 function skeleton(events: LifecycleEvent[]): string[] {
@@ -111,16 +105,10 @@ function wireSecrets(requests: Rec[]): string[] {
 describe("D1: the event sequence", () => {
   test("D1: a legacy Streamable HTTP connect: attempt_start, paired stages, established; close() adds closed", async () => {
     const server = await serve(legacyHttp());
-    const log = eventLog();
-    const client = await connect({ ...base, url: server.url, onEvent: log.onEvent });
+    const { client, log } = await connectLogged({ url: server.url });
     assert.deepEqual(skeleton(log.events), [
       "attempt_start",
-      "stage_start:probe",
-      "stage_end:probe",
-      "stage_start:initialize",
-      "stage_end:initialize",
-      "stage_start:initialized",
-      "stage_end:initialized",
+      ...paired("probe", "initialize", "initialized"),
       "attempt_end",
       "established",
     ]);
@@ -147,12 +135,10 @@ describe("D1: the event sequence", () => {
 
   test("D1: a modern Streamable HTTP connect: one successful probe, then established", async () => {
     const server = await serve(modernHttp());
-    const log = eventLog();
-    const client = await connect({ ...base, url: server.url, onEvent: log.onEvent });
+    const { client, log } = await connectLogged({ url: server.url });
     assert.deepEqual(skeleton(log.events), [
       "attempt_start",
-      "stage_start:probe",
-      "stage_end:probe",
+      ...paired("probe"),
       "attempt_end",
       "established",
     ]);
@@ -168,19 +154,11 @@ describe("D1: the event sequence", () => {
 
   test("D1: a legacy stdio connect: spawn, probe, initialize, initialized, each paired", async () => {
     const s = script(legacyStdio());
-    const log = eventLog();
-    const client = await connect({ ...base, command: s.command, args: s.args, onEvent: log.onEvent });
+    const { client, log } = await connectLogged({ command: s.command, args: s.args });
     await client.close();
     assert.deepEqual(skeleton(log.events), [
       "attempt_start",
-      "stage_start:spawn",
-      "stage_end:spawn",
-      "stage_start:probe",
-      "stage_end:probe",
-      "stage_start:initialize",
-      "stage_end:initialize",
-      "stage_start:initialized",
-      "stage_end:initialized",
+      ...paired("spawn", "probe", "initialize", "initialized"),
       "attempt_end",
       "established",
       "closed",

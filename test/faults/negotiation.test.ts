@@ -9,7 +9,7 @@
 // depends on how fast the machine is.
 
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe, type TestContext, test } from "node:test";
 import {
   type Client,
   type ConnectOptions,
@@ -23,6 +23,7 @@ import {
   empty,
   type Handler,
   HOSTILE_SESSION_ID,
+  type HostileServer,
   json,
   legacySseHandler,
   legacyStdioServer,
@@ -146,6 +147,23 @@ function decidedAtOnce(o: Outcome): void {
   assert.deepEqual(o.clock.fired(), [], "a reply had decided it, so no limit fired");
 }
 
+/** The connection succeeded with this era and version, a reply deciding it (see decidedAtOnce); then closed. */
+async function establishedAtOnce(
+  o: Outcome,
+  expected: Parameters<typeof expectEstablished>[1],
+): Promise<void> {
+  const client = await expectEstablished(o, expected);
+  await client.close();
+  decidedAtOnce(o);
+}
+
+/** The connection failed with this code (and reason), a reply deciding it; returns the error. */
+function failedAtOnce(o: Outcome, code: string, reason?: string): TetherError {
+  const error = expectFailure(o, code, reason);
+  decidedAtOnce(o);
+  return error;
+}
+
 /** Moves the clock to the probe limit once the first process of `script` has received the probe. */
 function waitOutProbe(script: StdioScript) {
   return async (clock: FakeClock) => {
@@ -177,9 +195,33 @@ function wire(requests: Recorded[]): string[] {
   return requests.map((r) => `${r.method} ${r.rpcMethod ?? r.path}`);
 }
 
-/** A legacy Streamable HTTP server whose `server/discover` gets `probe`. */
-async function legacyHttp(probe: Handler, overrides: Record<string, Handler> = {}) {
-  return await startHttp(legacyStreamableHandler({ "server/discover": probe, ...overrides }));
+/** A legacy server that refuses the probe (HTTP 400) and answers `initialize` with `version`. */
+function initializeAnswering(t: TestContext, version: string) {
+  return legacyHttp(t, json(400, rpcError(null, -32000, "Bad Request")), {
+    initialize: json(200, (r) =>
+      rpcResult(r.rpcId, {
+        protocolVersion: version,
+        capabilities: {},
+        serverInfo: { name: "x", version: "1" },
+      }),
+    ),
+  });
+}
+
+/** An HTTP server for the test `t` only: closed when it ends. */
+async function serveFor(
+  t: TestContext,
+  handler: Handler,
+  options?: { path?: string },
+): Promise<HostileServer> {
+  const server = await startHttp(handler, options);
+  t.after(() => server.close());
+  return server;
+}
+
+/** A legacy Streamable HTTP server for the test `t` whose `server/discover` gets `probe`. */
+function legacyHttp(t: TestContext, probe: Handler, overrides: Record<string, Handler> = {}) {
+  return serveFor(t, legacyStreamableHandler({ "server/discover": probe, ...overrides }));
 }
 
 async function withStdio<T>(script: StdioScript, fn: (s: StdioScript) => Promise<T>): Promise<T> {
@@ -191,17 +233,25 @@ async function withStdio<T>(script: StdioScript, fn: (s: StdioScript) => Promise
 }
 
 const LEGACY_TAIL = ["POST initialize", "POST notifications/initialized"];
+/** What a legacy server over Streamable HTTP establishes. */
+const LEGACY_HTTP = {
+  era: "legacy",
+  protocolVersion: "2025-11-25",
+  transportMode: "streamable-http",
+} as const;
+
+/** Legacy after the probe: server/discover, then initialize and its notification, on the same transport. */
+function assertLegacyAfterProbe(server: HostileServer): void {
+  assert.deepEqual(wire(server.requests).slice(0, 3), ["POST server/discover", ...LEGACY_TAIL]);
+}
 
 // ---------------------------------------------------------------- HTTP: the probe's reply
 
 describe("HTTP: server/discover answered", () => {
   test("N5: a discover result listing an overlapping version means modern; initialize is never sent", async (t) => {
-    const server = await startHttp(modernStreamableHandler());
-    t.after(() => server.close());
+    const server = await serveFor(t, modernStreamableHandler());
     const o = await establish({ url: server.url });
-    const client = await expectEstablished(o, { era: "modern", protocolVersion: MODERN });
-    await client.close();
-    decidedAtOnce(o);
+    await establishedAtOnce(o, { era: "modern", protocolVersion: MODERN });
     assert.deepEqual(wire(server.requests), ["POST server/discover"]);
     assert.deepEqual(
       evidenceOf(o).map((e) => e.era),
@@ -210,15 +260,14 @@ describe("HTTP: server/discover answered", () => {
   });
 
   test("N4: a discover result with no version in common fails version_mismatch naming both ranges", async (t) => {
-    const server = await startHttp(
+    const server = await serveFor(
+      t,
       modernStreamableHandler({
         "server/discover": json(200, (r) => rpcResult(r.rpcId, discoverResult(["2099-01-01"]))),
       }),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
-    const error = expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    const error = failedAtOnce(o, "protocol", "version_mismatch");
     assert.match(error.message, /2099-01-01/, "names what the server offered");
     assert.match(error.message, /2026-07-28/, "names what the client accepts");
     assert.deepEqual(wire(server.requests), ["POST server/discover"], "no initialize, no retry");
@@ -226,7 +275,8 @@ describe("HTTP: server/discover answered", () => {
 
   test("N5: -32022 with data.supported is retried once at a supported version, then modern", async (t) => {
     let discovers = 0;
-    const server = await startHttp(
+    const server = await serveFor(
+      t,
       modernStreamableHandler({
         "server/discover": (res, rec, req) => {
           discovers++;
@@ -242,11 +292,8 @@ describe("HTTP: server/discover answered", () => {
         },
       }),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
-    const client = await expectEstablished(o, { era: "modern", protocolVersion: MODERN });
-    await client.close();
-    decidedAtOnce(o);
+    await establishedAtOnce(o, { era: "modern", protocolVersion: MODERN });
     assert.deepEqual(wire(server.requests), ["POST server/discover", "POST server/discover"]);
     const retry = server.requests[1]!;
     assert.equal(retry.headers["mcp-protocol-version"], MODERN);
@@ -254,7 +301,8 @@ describe("HTTP: server/discover answered", () => {
   });
 
   test("N5: -32022 on every discover is retried once only, then fails (protocol)", async (t) => {
-    const server = await startHttp(
+    const server = await serveFor(
+      t,
       modernStreamableHandler({
         "server/discover": json(400, (r) =>
           rpcError(r.rpcId, -32022, "Unsupported protocol version", {
@@ -264,15 +312,14 @@ describe("HTTP: server/discover answered", () => {
         ),
       }),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
-    expectFailure(o, "protocol");
-    decidedAtOnce(o);
+    failedAtOnce(o, "protocol");
     assert.deepEqual(wire(server.requests), ["POST server/discover", "POST server/discover"]);
   });
 
   test("N4: -32022 listing only legacy versions leads to initialize in auto mode", async (t) => {
     const server = await legacyHttp(
+      t,
       json(400, (r) =>
         rpcError(r.rpcId, -32022, "Unsupported protocol version", {
           supported: ["2025-06-18", "2025-11-25"],
@@ -280,16 +327,14 @@ describe("HTTP: server/discover answered", () => {
         }),
       ),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
-    const client = await expectEstablished(o, { era: "legacy", protocolVersion: "2025-11-25" });
-    await client.close();
-    decidedAtOnce(o);
-    assert.deepEqual(wire(server.requests).slice(0, 3), ["POST server/discover", ...LEGACY_TAIL]);
+    await establishedAtOnce(o, { era: "legacy", protocolVersion: "2025-11-25" });
+    assertLegacyAfterProbe(server);
   });
 
   test("N3: under a modern pin, -32022 listing only lower versions fails version_mismatch; no fallback below the pin", async (t) => {
     const server = await legacyHttp(
+      t,
       json(400, (r) =>
         rpcError(r.rpcId, -32022, "Unsupported protocol version", {
           supported: ["2025-11-25"],
@@ -297,38 +342,31 @@ describe("HTTP: server/discover answered", () => {
         }),
       ),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url, protocolVersion: MODERN });
-    const error = expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    const error = failedAtOnce(o, "protocol", "version_mismatch");
     assert.match(error.message, /2025-11-25/, "names what the server offered");
     assert.deepEqual(wire(server.requests), ["POST server/discover"], "no initialize below the pin");
   });
 
   test("N3: under a modern pin, a legacy server fails version_mismatch; initialize is never sent", async (t) => {
     const server = await legacyHttp(
+      t,
       json(400, rpcError(null, -32000, "Bad Request: No valid session ID provided")),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url, protocolVersion: MODERN });
-    expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    failedAtOnce(o, "protocol", "version_mismatch");
     assert.deepEqual(wire(server.requests), ["POST server/discover"]);
   });
 
   for (const code of [-32601, -32602, -32000]) {
     test(`N5: HTTP 200 carrying JSON-RPC ${code} means legacy: initialize follows on the same transport`, async (t) => {
-      const server = await legacyHttp(json(200, (r) => rpcError(r.rpcId, code, "Refused")));
-      t.after(() => server.close());
+      const server = await legacyHttp(
+        t,
+        json(200, (r) => rpcError(r.rpcId, code, "Refused")),
+      );
       const o = await establish({ url: server.url });
-      const client = await expectEstablished(o, {
-        era: "legacy",
-        protocolVersion: "2025-11-25",
-        transportMode: "streamable-http",
-      });
-      await client.close();
-      decidedAtOnce(o);
-      assert.deepEqual(wire(server.requests).slice(0, 3), ["POST server/discover", ...LEGACY_TAIL]);
+      await establishedAtOnce(o, LEGACY_HTTP);
+      assertLegacyAfterProbe(server);
       assert.deepEqual(
         evidenceOf(o).map((e) => [e.era, e.rpcCode]),
         [["legacy", code]],
@@ -338,24 +376,19 @@ describe("HTTP: server/discover answered", () => {
 
   test("N5: an SSE reply (HTTP 200) whose event carries JSON-RPC -32601 means legacy", async (t) => {
     const server = await legacyHttp(
+      t,
       sse((r) => [{ event: "message", id: "1", data: rpcError(r.rpcId, -32601, "Method not found") }]),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
-    const client = await expectEstablished(o, { era: "legacy", protocolVersion: "2025-11-25" });
-    await client.close();
-    decidedAtOnce(o);
-    assert.deepEqual(wire(server.requests).slice(0, 3), ["POST server/discover", ...LEGACY_TAIL]);
+    await establishedAtOnce(o, { era: "legacy", protocolVersion: "2025-11-25" });
+    assertLegacyAfterProbe(server);
   });
 
   test("N5: HTTP 200 carrying a JSON-RPC error with id null (the server could not read the id) means legacy", async (t) => {
-    const server = await legacyHttp(json(200, rpcError(null, -32600, "Invalid Request")));
-    t.after(() => server.close());
+    const server = await legacyHttp(t, json(200, rpcError(null, -32600, "Invalid Request")));
     const o = await establish({ url: server.url });
-    const client = await expectEstablished(o, { era: "legacy", protocolVersion: "2025-11-25" });
-    await client.close();
-    decidedAtOnce(o);
-    assert.deepEqual(wire(server.requests).slice(0, 3), ["POST server/discover", ...LEGACY_TAIL]);
+    await establishedAtOnce(o, { era: "legacy", protocolVersion: "2025-11-25" });
+    assertLegacyAfterProbe(server);
   });
 
   const legacyBodies: { label: string; status: number; probe: Handler }[] = [
@@ -379,17 +412,10 @@ describe("HTTP: server/discover answered", () => {
   ];
   for (const row of legacyBodies) {
     test(`N5: ${row.label} means legacy: initialize follows`, async (t) => {
-      const server = await legacyHttp(row.probe);
-      t.after(() => server.close());
+      const server = await legacyHttp(t, row.probe);
       const o = await establish({ url: server.url });
-      const client = await expectEstablished(o, {
-        era: "legacy",
-        protocolVersion: "2025-11-25",
-        transportMode: "streamable-http",
-      });
-      await client.close();
-      decidedAtOnce(o);
-      assert.deepEqual(wire(server.requests).slice(0, 3), ["POST server/discover", ...LEGACY_TAIL]);
+      await establishedAtOnce(o, LEGACY_HTTP);
+      assertLegacyAfterProbe(server);
       assert.deepEqual(
         evidenceOf(o).map((e) => [e.era, e.httpStatus]),
         [["legacy", row.status]],
@@ -408,11 +434,9 @@ describe("HTTP: server/discover answered", () => {
   for (const row of neverEvidence) {
     test(`N5: HTTP ${row.status} is never era evidence: ${row.code}, no initialize, no SSE GET`, async (t) => {
       // The body looks legacy on purpose: the status alone decides.
-      const server = await legacyHttp(json(row.status, rpcError(null, -32601, "Method not found")));
-      t.after(() => server.close());
+      const server = await legacyHttp(t, json(row.status, rpcError(null, -32601, "Method not found")));
       const o = await establish({ url: server.url });
-      const error = expectFailure(o, row.code);
-      decidedAtOnce(o);
+      const error = failedAtOnce(o, row.code);
       assert.equal(error.httpStatus, row.status);
       assert.deepEqual(wire(server.requests), ["POST server/discover"], "no initialize, no GET, no fallback");
       assert.deepEqual(evidenceOf(o), [], "no era evidence was drawn");
@@ -424,10 +448,9 @@ describe("HTTP: server/discover answered", () => {
 
 describe("HTTP: a legacy-only HTTP+SSE server in auto mode", () => {
   test("N5: connects via SSE after exactly two refused POSTs (discover, initialize), without waiting on a timer", async (t) => {
-    const server = await startHttp(legacySseHandler({ post: text(405, "Method Not Allowed") }), {
+    const server = await serveFor(t, legacySseHandler({ post: text(405, "Method Not Allowed") }), {
       path: "/sse",
     });
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
     const client = await expectEstablished(o, {
       era: "legacy",
@@ -458,16 +481,13 @@ describe("HTTP: a legacy-only HTTP+SSE server in auto mode", () => {
   ];
   for (const row of refusals) {
     test(`N5: POSTs refused with ${row.label} lead to the SSE transport after two requests`, async (t) => {
-      const server = await startHttp(legacySseHandler({ post: row.post }), { path: "/sse" });
-      t.after(() => server.close());
+      const server = await serveFor(t, legacySseHandler({ post: row.post }), { path: "/sse" });
       const o = await establish({ url: server.url });
-      const client = await expectEstablished(o, {
+      await establishedAtOnce(o, {
         era: "legacy",
         protocolVersion: "2024-11-05",
         transportMode: "sse",
       });
-      await client.close();
-      decidedAtOnce(o);
       assert.deepEqual(wire(server.requests).slice(0, 3), [
         "POST server/discover",
         "POST initialize",
@@ -520,13 +540,11 @@ describe("stdio: the probe's fate", () => {
   test("N6: a server that exits on any request before initialize means legacy on a fresh process, at once", async () => {
     await withStdio(startStdioScript(legacyStdioServer({ discover: { reply: "exit" } })), async (script) => {
       const o = await establish({ command: script.command, args: script.args });
-      const client = await expectEstablished(o, {
+      await establishedAtOnce(o, {
         era: "legacy",
         protocolVersion: "2025-11-25",
         transportMode: "stdio",
       });
-      await client.close();
-      decidedAtOnce(o);
       const pids = script.pids();
       assert.equal(pids.length, 2);
       assert.deepEqual(script.received(pids[0]!), ["server/discover"]);
@@ -537,8 +555,7 @@ describe("stdio: the probe's fate", () => {
   test("N6: a server that exits on every request gets one fresh process only, then a connection failure", async () => {
     await withStdio(startStdioScript(`onMessage(() => process.exit(0));`), async (script) => {
       const o = await establish({ command: script.command, args: script.args });
-      expectFailure(o, "connection");
-      decidedAtOnce(o);
+      failedAtOnce(o, "connection");
       const pids = script.pids();
       assert.equal(pids.length, 2, "the probed process, then one fresh process");
       assert.deepEqual(script.received(pids[0]!), ["server/discover"]);
@@ -574,9 +591,7 @@ describe("stdio: the probe's fate", () => {
         startStdioScript(legacyStdioServer({ discover: { reply: "error", code } })),
         async (script) => {
           const o = await establish({ command: script.command, args: script.args });
-          const client = await expectEstablished(o, { era: "legacy", protocolVersion: "2025-11-25" });
-          await client.close();
-          decidedAtOnce(o);
+          await establishedAtOnce(o, { era: "legacy", protocolVersion: "2025-11-25" });
           const pids = script.pids();
           assert.equal(pids.length, 1, "an answered probe leaves the process usable");
           assert.deepEqual(script.received(pids[0]!).slice(0, 3), [
@@ -594,13 +609,11 @@ describe("stdio: the probe's fate", () => {
       startStdioScript(legacyStdioServer({ discover: { reply: "result", supportedVersions: [MODERN] } })),
       async (script) => {
         const o = await establish({ command: script.command, args: script.args });
-        const client = await expectEstablished(o, {
+        await establishedAtOnce(o, {
           era: "modern",
           protocolVersion: MODERN,
           transportMode: "stdio",
         });
-        await client.close();
-        decidedAtOnce(o);
         assert.equal(script.pids().length, 1);
         assert.deepEqual(script.received(script.pids()[0]!), ["server/discover"]);
       },
@@ -617,9 +630,7 @@ describe("stdio: the probe's fate", () => {
       ),
       async (script) => {
         const o = await establish({ command: script.command, args: script.args });
-        const client = await expectEstablished(o, { era: "modern", protocolVersion: MODERN });
-        await client.close();
-        decidedAtOnce(o);
+        await establishedAtOnce(o, { era: "modern", protocolVersion: MODERN });
         const pids = script.pids();
         assert.equal(pids.length, 1);
         assert.deepEqual(script.received(pids[0]!), ["server/discover", "initialize", "server/discover"]);
@@ -643,6 +654,7 @@ describe("initialize answered", () => {
   test("N5: initialize answered -32022 with data.supported (HTTP 400) means modern after all", async (t) => {
     let discovers = 0;
     const server = await legacyHttp(
+      t,
       (res, rec, req) => {
         discovers++;
         if (discovers === 1) return json(200, rpcError(rec.rpcId, -32601, "Method not found"))(res, rec, req);
@@ -657,11 +669,8 @@ describe("initialize answered", () => {
         ),
       },
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
-    const client = await expectEstablished(o, { era: "modern", protocolVersion: MODERN });
-    await client.close();
-    decidedAtOnce(o);
+    await establishedAtOnce(o, { era: "modern", protocolVersion: MODERN });
     assert.deepEqual(wire(server.requests).slice(0, 3), [
       "POST server/discover",
       "POST initialize",
@@ -672,54 +681,24 @@ describe("initialize answered", () => {
   });
 
   test("N1: initialize answered with an unknown version string fails version_mismatch", async (t) => {
-    const server = await legacyHttp(json(400, rpcError(null, -32000, "Bad Request")), {
-      initialize: json(200, (r) =>
-        rpcResult(r.rpcId, {
-          protocolVersion: "2025-13-45",
-          capabilities: {},
-          serverInfo: { name: "x", version: "1" },
-        }),
-      ),
-    });
-    t.after(() => server.close());
+    const server = await initializeAnswering(t, "2025-13-45");
     const o = await establish({ url: server.url });
-    const error = expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    const error = failedAtOnce(o, "protocol", "version_mismatch");
     assert.match(error.message, /2025-13-45/, "names what the server offered");
     assert.equal(server.rpcMethods().includes("notifications/initialized"), false);
   });
 
   test("N8: initialize answered with the modern version 2026-07-28 is not a legacy handshake: version_mismatch", async (t) => {
-    const server = await legacyHttp(json(400, rpcError(null, -32000, "Bad Request")), {
-      initialize: json(200, (r) =>
-        rpcResult(r.rpcId, {
-          protocolVersion: MODERN,
-          capabilities: {},
-          serverInfo: { name: "x", version: "1" },
-        }),
-      ),
-    });
-    t.after(() => server.close());
+    const server = await initializeAnswering(t, MODERN);
     const o = await establish({ url: server.url });
-    expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    failedAtOnce(o, "protocol", "version_mismatch");
     assert.equal(server.rpcMethods().includes("notifications/initialized"), false);
   });
 
   test("N4: initialize answered above the ceiling fails version_mismatch; the ceiling skips discover", async (t) => {
-    const server = await legacyHttp(json(400, rpcError(null, -32000, "Bad Request")), {
-      initialize: json(200, (r) =>
-        rpcResult(r.rpcId, {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          serverInfo: { name: "x", version: "1" },
-        }),
-      ),
-    });
-    t.after(() => server.close());
+    const server = await initializeAnswering(t, "2025-11-25");
     const o = await establish({ url: server.url, maxProtocolVersion: "2025-06-18" });
-    const error = expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    const error = failedAtOnce(o, "protocol", "version_mismatch");
     assert.match(error.message, /2025-11-25/);
     assert.equal(server.rpcMethods()[0], "initialize", "no server/discover under a legacy ceiling");
     assert.equal(server.rpcMethods().includes("server/discover"), false);
@@ -728,19 +707,9 @@ describe("initialize answered", () => {
   });
 
   test("N3: under a legacy pin, initialize answered with another version fails version_mismatch naming it", async (t) => {
-    const server = await legacyHttp(json(400, rpcError(null, -32000, "Bad Request")), {
-      initialize: json(200, (r) =>
-        rpcResult(r.rpcId, {
-          protocolVersion: "2025-03-26",
-          capabilities: {},
-          serverInfo: { name: "x", version: "1" },
-        }),
-      ),
-    });
-    t.after(() => server.close());
+    const server = await initializeAnswering(t, "2025-03-26");
     const o = await establish({ url: server.url, protocolVersion: "2025-06-18" });
-    const error = expectFailure(o, "protocol", "version_mismatch");
-    decidedAtOnce(o);
+    const error = failedAtOnce(o, "protocol", "version_mismatch");
     assert.match(error.message, /2025-03-26/);
     assert.deepEqual(server.rpcMethods().slice(0, 1), ["initialize"]);
     assert.equal(server.requests[0]!.rpcParams?.protocolVersion, "2025-06-18");
@@ -752,9 +721,9 @@ describe("initialize answered", () => {
 describe("N8: eras never mix on the wire", () => {
   test("N8: legacy exchanges carry no Mcp-Method/Mcp-Name headers and no io.modelcontextprotocol/ _meta keys", async (t) => {
     const server = await legacyHttp(
+      t,
       json(400, rpcError(null, -32000, "Bad Request: No valid session ID provided")),
     );
-    t.after(() => server.close());
     const o = await establish({ url: server.url });
     const client = await expectEstablished(o, { era: "legacy", protocolVersion: "2025-11-25" });
     await client.listTools();
@@ -787,8 +756,7 @@ describe("N8: eras never mix on the wire", () => {
   });
 
   test("N8: modern requests carry every required _meta field and HTTP header, and no session", async (t) => {
-    const server = await startHttp(modernStreamableHandler());
-    t.after(() => server.close());
+    const server = await serveFor(t, modernStreamableHandler());
     const o = await establish({ url: server.url });
     const client = await expectEstablished(o, { era: "modern", protocolVersion: MODERN });
     await client.listTools();

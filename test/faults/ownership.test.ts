@@ -13,17 +13,14 @@ import { after, describe, test } from "node:test";
 import { type ConnectOptions, connect } from "../../src/index.ts";
 import {
   eventually,
+  fixtureSet,
   isAlive,
   killQuietly,
-  type Loopback,
   legacyHttp,
   legacyStdio,
-  loopback,
   recordingSpawn,
   SESSION_ID,
   SILENT_IGNORES_STDIN_END,
-  type StdioScript,
-  stdioScript,
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
@@ -37,26 +34,12 @@ const DELETE_LIMIT_MS = 1_000;
  */
 const STUCK_MS = 20_000;
 
-const servers: Loopback[] = [];
-const scripts: StdioScript[] = [];
+const { serve, script, closeAll } = fixtureSet();
 const children: number[] = [];
 after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
+  await closeAll();
   for (const pid of children) killQuietly(pid);
 });
-
-async function serve(...args: Parameters<typeof loopback>): Promise<Loopback> {
-  const s = await loopback(...args);
-  servers.push(s);
-  return s;
-}
-
-function script(source: string): StdioScript {
-  const s = stdioScript(source);
-  scripts.push(s);
-  return s;
-}
 
 const base = { eraHints: false, timeoutMs: 5_000 } as const satisfies Partial<ConnectOptions>;
 

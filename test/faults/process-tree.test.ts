@@ -82,6 +82,16 @@ function assertTreeUp(t: Tree): void {
 
 const base = { eraHints: false, protocolVersion: VERSION, timeoutMs: 10_000 } as const;
 
+/** A host program that connects to the fixture's server with `base`, lists its tools, then runs `ending`. */
+function hostScript(f: { command: string; args: readonly string[] }, ending: string): string {
+  return `
+import { connect } from ${JSON.stringify(LIBRARY_URL)};
+const client = await connect(${JSON.stringify({ ...base, command: f.command, args: f.args })});
+await client.listTools();
+${ending}
+`;
+}
+
 // Every test starts its own tree (and client, script or CLI process): the tests run side by side.
 describe("S6: process trees", { concurrency: true }, () => {
   describe("S6: the library ends a stdio server's whole process tree", { concurrency: true }, () => {
@@ -150,13 +160,7 @@ describe("S6: process trees", { concurrency: true }, () => {
 
     test("S6 C9: a script that connects and exits without close() leaves no helper running", async () => {
       const f = fixture("serve");
-      const source = `
-import { connect } from ${JSON.stringify(LIBRARY_URL)};
-const client = await connect(${JSON.stringify({ ...base, command: f.command, args: f.args })});
-await client.listTools();
-process.exit(0);
-`;
-      const run = await runChildToExit({ source, exitWithinMs: 15_000 });
+      const run = await runChildToExit({ source: hostScript(f, "process.exit(0);"), exitWithinMs: 15_000 });
       assert.equal(run.code, 0, run.stderr);
       const t = f.tree();
       // The library sends SIGKILL to the tree as the host exits; the kernel ends the members when
@@ -168,13 +172,10 @@ process.exit(0);
 
     test("S6 C9: a script that connects, calls and closes exits by itself and leaves no helper", async () => {
       const f = fixture("serve");
-      const source = `
-import { connect } from ${JSON.stringify(LIBRARY_URL)};
-const client = await connect(${JSON.stringify({ ...base, command: f.command, args: f.args })});
-await client.listTools();
-await client.close();
-`;
-      const run = await runChildToExit({ source, exitWithinMs: 15_000 });
+      const run = await runChildToExit({
+        source: hostScript(f, "await client.close();"),
+        exitWithinMs: 15_000,
+      });
       assert.equal(run.code, 0, run.stderr);
       assertTreeGone(f.tree(), "once the script exited by itself");
     });

@@ -8,29 +8,26 @@ import { after, test } from "node:test";
 import { TetherError } from "../../src/errors/tether-error.ts";
 import { type AttemptFailure, connect } from "../../src/index.ts";
 import { runCli } from "../helpers/cli.ts";
+import { askingRecovery } from "../helpers/failures.ts";
 import {
   destroy,
   type HostileServer,
+  hostileSet,
   json,
   legacyStreamableHandler,
   rpcResult,
-  startHttp,
 } from "../helpers/hostile.ts";
 
-const servers: HostileServer[] = [];
-after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
+const kept = hostileSet();
+after(kept.closeAll);
 
 /** A legacy server whose first `initialize` has its connection destroyed; `later` answers the rest. */
 async function resetsFirstInitialize(later = legacyStreamableHandler()): Promise<HostileServer> {
   let initializes = 0;
-  const server = await startHttp((res, rec, req) => {
+  return kept.http((res, rec, req) => {
     if (rec.rpcMethod === "initialize" && ++initializes === 1) return destroy()(res, rec, req);
     return later(res, rec, req);
   });
-  servers.push(server);
-  return server;
 }
 
 test("R3: the recovery policy is told the era of the attempt that failed", async () => {
@@ -39,14 +36,7 @@ test("R3: the recovery policy is told the era of the attempt that failed", async
   const client = await connect({
     url: server.url,
     timeoutMs: 20_000,
-    recovery: {
-      maxAttempts: 2,
-      backoffMs: 1,
-      shouldRetry: (failure) => {
-        told.push(failure);
-        return true;
-      },
-    },
+    recovery: askingRecovery(2, (failure) => told.push(failure), true),
   });
   await client.close();
   assert.equal(told.length, 1);

@@ -35,6 +35,7 @@ import {
 import { type ChildExit, runChildToExit } from "../helpers/child-exit.ts";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import { recordingSpawn } from "../helpers/deadline-servers.ts";
+import { askingRecovery } from "../helpers/failures.ts";
 import { type FakeClock, type FakeTimer, fakeClock, trackedClock, until } from "../helpers/fake-clock.ts";
 import {
   destroy,
@@ -43,15 +44,12 @@ import {
   HOSTILE_SESSION_ID,
   type HostileServer,
   hang,
-  json,
-  legacyAnswerTo,
+  hostileSet,
+  legacyInitialize,
   legacyStdioServer,
   legacyStreamableHandler,
   type Recorded,
-  rpcResult,
   type StdioScript,
-  startHttp,
-  startStdioScript,
 } from "../helpers/hostile.ts";
 
 /** A legacy pin and a ceiling below the modern era: both skip `server/discover`, so the first request is `initialize`. */
@@ -68,14 +66,10 @@ const HTTP_STAGES = (stage: string) => ["http_request", stage];
 const STUCK_MS = 20_000;
 
 // Everything a test opens is closed in `after`, even when an assertion failed first.
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
+const kept = hostileSet();
 const dirs: string[] = [];
 after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
+  await kept.closeAll();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -115,10 +109,7 @@ function begin(options: ConnectOptions): Connecting {
       options.onEvent?.(e);
     },
   }).then(
-    (client): Outcome => {
-      clients.push(client);
-      return { client, events, clock };
-    },
+    (client): Outcome => ({ client: kept.client(client), events, clock }),
     (error: unknown): Outcome => ({ error, events, clock }),
   );
   void outcome.then(() => {
@@ -129,6 +120,20 @@ function begin(options: ConnectOptions): Connecting {
 
 async function establish(options: ConnectOptions): Promise<Outcome> {
   return await begin(options).outcome;
+}
+
+/** begin() under the legacy pin (so the first request is initialize), against a server or a stdio script. */
+function beginPinned(
+  target: { url: string } | StdioScript,
+  settings: Partial<ConnectOptions> = {},
+): Connecting {
+  const where = "url" in target ? { url: target.url } : { command: target.command, args: target.args };
+  return begin({ ...where, protocolVersion: PIN, ...settings } as ConnectOptions);
+}
+
+/** establish() under the legacy pin: beginPinned()'s outcome. */
+function establishPinned(target: { url: string } | StdioScript, settings: Partial<ConnectOptions> = {}) {
+  return beginPinned(target, settings).outcome;
 }
 
 /**
@@ -210,15 +215,7 @@ async function legacyServer(faults: Partial<Record<string, Handler[]>> = {}): Pr
     if (rec.rpcMethod === "initialize") {
       const id = `session-${sessions.length + 1}`;
       sessions.push(id);
-      return json(
-        200,
-        rpcResult(rec.rpcId, {
-          protocolVersion: legacyAnswerTo(rec),
-          capabilities: { tools: {} },
-          serverInfo: { name: "recovery-legacy", version: "0.0.0" },
-        }),
-        { headers: { "mcp-session-id": id } },
-      )(res, rec, req);
+      return legacyInitialize("recovery-legacy", id)(res, rec, req);
     }
     // The minimal server underneath knows one session id: map the live one onto it, and hide any other.
     const sid = rec.headers["mcp-session-id"];
@@ -226,8 +223,7 @@ async function legacyServer(faults: Partial<Record<string, Handler[]>> = {}): Pr
     const headers = { ...rec.headers, "mcp-session-id": live ? HOSTILE_SESSION_ID : undefined };
     return await correct(res, { ...rec, headers }, req);
   };
-  const server = await startHttp(handler);
-  servers.push(server);
+  const server = await kept.http(handler);
   return {
     ...server,
     of: (key) => server.requests.filter((r) => (r.rpcMethod ?? r.method) === key),
@@ -257,11 +253,7 @@ ${legacyStdioServer({ discover: { reply: "error", code: -32601 } })}
 }
 `;
 
-function stdioServer(source: string): StdioScript {
-  const s = startStdioScript(source);
-  scripts.push(s);
-  return s;
-}
+const stdioServer = (source: string): StdioScript => kept.script(source);
 
 function initializesOf(script: StdioScript, pid: number): unknown[] {
   return script
@@ -310,10 +302,7 @@ function failFirst(fault: () => unknown): { fetch: typeof fetch; thrown: unknown
 describe("R2: a failed establishment is followed by a fresh attempt", () => {
   test("R2: a stdio server that exits on its first initialize is replaced by a new process (new pid), pin kept (R6)", async () => {
     const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
-    const o = await establish({
-      command: script.command,
-      args: script.args,
-      protocolVersion: PIN,
+    const o = await establishPinned(script, {
       recovery: { maxAttempts: 3, backoffMs: 10 },
     });
     const client = connected(o);
@@ -346,9 +335,7 @@ describe("R2: a failed establishment is followed by a fresh attempt", () => {
 
   test("R2: a connection destroyed mid-initialize is followed by a new TCP connection and a new session, pin kept (R6)", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       recovery: { maxAttempts: 3, backoffMs: 10 },
     });
     const client = connected(o);
@@ -386,9 +373,7 @@ describe("R2: a failed establishment is followed by a fresh attempt", () => {
   test("R2: a session id from a failed attempt never reaches the next attempt", async () => {
     // The first attempt gets session-1, then its `notifications/initialized` POST is reset.
     const server = await legacyServer({ "notifications/initialized": [destroy()] });
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       recovery: { maxAttempts: 3, backoffMs: 10 },
     });
     const client = connected(o);
@@ -451,10 +436,7 @@ describe("R1: without recovery there is exactly one attempt", () => {
   test("R1: a stdio server that exits on initialize fails the one attempt; no second process", async () => {
     const script = stdioServer(EXITS_ON_FIRST_INITIALIZE);
     const spawned = recordingSpawn();
-    const o = await establish({
-      command: script.command,
-      args: script.args,
-      protocolVersion: PIN,
+    const o = await establishPinned(script, {
       deps: { spawn: spawned.spawn },
     });
     const e = failed(o);
@@ -485,38 +467,34 @@ describe("R1: without recovery there is exactly one attempt", () => {
 
   test("R1: a connection destroyed mid-initialize fails the one attempt; initialize is sent once", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
-    const o = await establish({ url: server.url, protocolVersion: PIN });
-    const e = failed(o);
-    assert.equal(e.attempts, 1);
-    assert.equal(e.recoveryStopped, undefined);
-    assert.equal(attemptStarts(o.events), 1);
-    assert.deepEqual(decisions(o.events), []);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
+    assertSingleAttempt(await establishPinned(server), server);
   });
 
   test("R1: an initialize never answered fails the one attempt; initialize is sent once", async () => {
     const server = await legacyServer({ initialize: [hang()] });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       handshakeTimeoutMs: SHORT_HANDSHAKE_MS,
       deps: { clock },
     });
     await arrived(() => server.of("initialize").length === 1, "initialize");
     await fire(clock, (t) => t.ms === SHORT_HANDSHAKE_MS);
-    const o = await c.outcome;
-    const e = failed(o);
+    const e = assertSingleAttempt(await c.outcome, server);
     assert.equal(e.reason, "handshake_timeout");
-    assert.equal(e.attempts, 1);
-    assert.equal(e.recoveryStopped, undefined);
-    assert.equal(attemptStarts(o.events), 1);
-    assert.deepEqual(decisions(o.events), []);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
   });
 });
+
+/** The one attempt failed and nothing followed: no recovery decision, nothing pending, initialize sent once. */
+function assertSingleAttempt(o: Outcome, server: { of(key: string): unknown[] }): TetherError {
+  const e = failed(o);
+  assert.equal(e.attempts, 1);
+  assert.equal(e.recoveryStopped, undefined);
+  assert.equal(attemptStarts(o.events), 1);
+  assert.deepEqual(decisions(o.events), []);
+  assertNothingPending(o);
+  assert.equal(server.of("initialize").length, 1);
+  return e;
+}
 
 // ================================================================ vetoes
 
@@ -540,7 +518,7 @@ describe("R4: failures that are never retried", () => {
   ] as const) {
     test(`R4: HTTP ${status} on initialize is never retried`, async () => {
       const server = await legacyServer({ initialize: [empty(status)] });
-      const o = await establish({ url: server.url, protocolVersion: PIN, recovery: { maxAttempts: 5 } });
+      const o = await establishPinned(server, { recovery: { maxAttempts: 5 } });
       const e = assertVetoed(o);
       assert.equal(e.code, code);
       assert.equal(e.httpStatus, status);
@@ -553,9 +531,7 @@ describe("R4: failures that are never retried", () => {
     const server = await legacyServer({ initialize: [hang()] });
     const controller = new AbortController();
     const reason = new Error("the caller gave up");
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       signal: controller.signal,
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
@@ -575,9 +551,7 @@ describe("R4: failures that are never retried", () => {
     const controller = new AbortController();
     const reason = new Error("the caller gave up while waiting");
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       signal: controller.signal,
       recovery: { maxAttempts: 5, backoffMs: 5_000 },
       deps: { clock },
@@ -622,9 +596,7 @@ describe("R4: failures that are never retried", () => {
       test(`R4: ${v.name}, ${where}, is never retried`, async () => {
         const server = await legacyServer();
         const f = failFirst(fault);
-        const o = await establish({
-          url: server.url,
-          protocolVersion: PIN,
+        const o = await establishPinned(server, {
           deps: { fetch: f.fetch },
           recovery: { maxAttempts: 5, backoffMs: 1, isSecurityError },
         });
@@ -644,9 +616,7 @@ describe("R4: failures that are never retried", () => {
   test("R5 (control): an AggregateError of eligible members alone is retried, and the retry succeeds", async () => {
     const server = await legacyServer();
     const f = failFirst(() => new AggregateError([resetError(), resetError()]));
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: f.fetch },
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
@@ -661,9 +631,7 @@ describe("R4: failures that are never retried", () => {
     const f = failFirst(
       () => new AggregateError([new AppSecurityError("pinned key mismatch"), resetError()]),
     );
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: f.fetch },
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
@@ -675,9 +643,7 @@ describe("R4: failures that are never retried", () => {
     const server = await legacyServer();
     const f = failFirst(() => new AppSecurityError("pinned key mismatch"));
     const asked: unknown[] = [];
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: f.fetch },
       recovery: {
         maxAttempts: 5,
@@ -698,17 +664,8 @@ describe("R3: shouldRetry narrows, never widens", () => {
   test("R3: shouldRetry returning false vetoes an eligible failure; it is told a payload-free failure", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
     const asked: unknown[] = [];
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: (failure) => {
-          asked.push(failure);
-          return false;
-        },
-      },
+    const o = await establishPinned(server, {
+      recovery: askingRecovery(5, (failure) => asked.push(failure), false),
     });
     const e = assertVetoed(o);
     assert.equal(e.code, "connection");
@@ -731,17 +688,8 @@ describe("R3: shouldRetry narrows, never widens", () => {
   test("R3: shouldRetry returning true lets eligible failures be retried, asked once per failed attempt", async () => {
     const server = await legacyServer({ initialize: [destroy(), destroy()] });
     const asked: number[] = [];
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: (failure) => {
-          asked.push(failure.attempt);
-          return true;
-        },
-      },
+    const o = await establishPinned(server, {
+      recovery: askingRecovery(5, (failure) => asked.push(failure.attempt), true),
     });
     const e = o.error as Partial<TetherError> | undefined;
     assert.equal(o.client !== undefined, true, `connected (not stopped by ${e?.recoveryStopped})`);
@@ -753,17 +701,8 @@ describe("R3: shouldRetry narrows, never widens", () => {
   test("R3: shouldRetry returning true cannot make a 401 eligible: it is not even asked", async () => {
     const server = await legacyServer({ initialize: [empty(401)] });
     let asked = 0;
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: () => {
-          asked++;
-          return true;
-        },
-      },
+    const o = await establishPinned(server, {
+      recovery: askingRecovery(5, () => asked++, true),
     });
     const e = assertVetoed(o);
     assert.equal(e.code, "unauthorized");
@@ -777,18 +716,9 @@ describe("R3: shouldRetry narrows, never widens", () => {
     const server = await legacyServer({ initialize: [destroy()] });
     let asked = 0;
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       discovery: { timeoutMs: DEADLINE_MS },
-      recovery: {
-        maxAttempts: 5,
-        backoffMs: 1,
-        shouldRetry: () => {
-          asked++;
-          return new Promise<boolean>(() => {});
-        },
-      },
+      recovery: askingRecovery(5, () => asked++, new Promise<boolean>(() => {})),
       deps: { clock },
     });
     // The hook is raced against a timer that holds the process open: the deadline plus the grace.
@@ -812,9 +742,7 @@ describe("R3: shouldRetry narrows, never widens", () => {
 describe("R8: recovery covers establishment only", () => {
   test("R8/P8: a tools/call whose connection is destroyed is sent once and surfaces from callTool; the client is not replaced", async () => {
     const server = await legacyServer({ "tools/call": [destroy()] });
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       recovery: { maxAttempts: 5, backoffMs: 1 },
     });
     const client = connected(o);
@@ -847,9 +775,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
     const HANDSHAKE_MS = 150;
     const server = await legacyServer({ initialize: always(hang()) });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       discovery: { timeoutMs: DEADLINE_MS },
       handshakeTimeoutMs: HANDSHAKE_MS,
       recovery: { maxAttempts: 10, backoffMs: 1 },
@@ -888,9 +814,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
   test("R2/E1: the back-off before each fresh attempt doubles, inside the deadline: 100 ms, then 200 ms", async () => {
     const server = await legacyServer({ initialize: [destroy(), destroy()] });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       recovery: { maxAttempts: 3, backoffMs: 100 },
       deps: { clock },
     });
@@ -914,9 +838,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
   test("E2: a back-off longer than what remains of the deadline stops recovery at once, without sleeping", async () => {
     const server = await legacyServer({ initialize: [destroy()] });
     const clock = fakeClock();
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       discovery: { timeoutMs: 800 },
       recovery: { maxAttempts: 3, backoffMs: 1_000 },
       deps: { clock },
@@ -942,9 +864,7 @@ describe("E2/C6: attempts share one deadline, and exhaustion reports the first f
         throw error;
       }
     };
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
+    const o = await establishPinned(server, {
       deps: { fetch: recording },
       recovery: { maxAttempts: 3, backoffMs: 1 },
     });
@@ -997,9 +917,7 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
       fetches++;
       return fetch(input, init);
     };
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       transientRetry: { maxRetries: 2 },
       deps: { clock, fetch: counting },
     });
@@ -1029,9 +947,7 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
     // wait again and connect on the fourth initialize.
     const server = await legacyServer({ initialize: [unavailable(1), destroy(), unavailable(1)] });
     const clock = fakeClock();
-    const c = begin({
-      url: server.url,
-      protocolVersion: PIN,
+    const c = beginPinned(server, {
       transientRetry: { maxRetries: 1 },
       recovery: { maxAttempts: 3, backoffMs: 10 },
       deps: { clock },
@@ -1058,37 +974,34 @@ describe("R7: waiting out 429/503 is its own opt-in policy", () => {
     assertNothingPending(o);
   });
 
-  test("R7: without transientRetry the 503 fails at once as upstream", async () => {
-    const server = await legacyServer({ initialize: [unavailable(1)] });
-    const clock = fakeClock();
-    const o = await establish({ url: server.url, protocolVersion: PIN, deps: { clock } });
-    const e = failed(o);
-    assert.equal(e.code, "upstream");
-    assert.equal(e.httpStatus, 503);
-    assert.deepEqual(clock.fired(), [], "no wait: it failed with the clock never moved");
-    assert.equal(attemptStarts(o.events), 1);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
-  });
-
-  test("R7: a Retry-After longer than what remains of the deadline fails at once, without sleeping", async () => {
-    const server = await legacyServer({ initialize: [unavailable(30)] });
-    const clock = fakeClock();
-    const o = await establish({
-      url: server.url,
-      protocolVersion: PIN,
-      discovery: { timeoutMs: 3_000 },
-      transientRetry: { maxRetries: 3 },
-      deps: { clock },
+  const atOnce: { name: string; retryAfterS: number; settings: Partial<ConnectOptions>; how: string }[] = [
+    {
+      name: "R7: without transientRetry the 503 fails at once as upstream",
+      retryAfterS: 1,
+      settings: {},
+      how: "no wait: it failed with the clock never moved",
+    },
+    {
+      name: "R7: a Retry-After longer than what remains of the deadline fails at once, without sleeping",
+      retryAfterS: 30,
+      settings: { discovery: { timeoutMs: 3_000 }, transientRetry: { maxRetries: 3 } },
+      how: "failed at once, with the clock never moved: not at the deadline",
+    },
+  ];
+  for (const row of atOnce) {
+    test(row.name, async () => {
+      const server = await legacyServer({ initialize: [unavailable(row.retryAfterS)] });
+      const clock = fakeClock();
+      const o = await establishPinned(server, { ...row.settings, deps: { clock } });
+      const e = failed(o);
+      assert.equal(e.code, "upstream");
+      assert.equal(e.httpStatus, 503);
+      assert.deepEqual(clock.fired(), [], row.how);
+      assert.equal(attemptStarts(o.events), 1);
+      assertNothingPending(o);
+      assert.equal(server.of("initialize").length, 1);
     });
-    const e = failed(o);
-    assert.equal(e.code, "upstream");
-    assert.equal(e.httpStatus, 503);
-    assert.deepEqual(clock.fired(), [], "failed at once, with the clock never moved: not at the deadline");
-    assert.equal(attemptStarts(o.events), 1);
-    assertNothingPending(o);
-    assert.equal(server.of("initialize").length, 1);
-  });
+  }
 });
 
 // ================================================================ a bare program

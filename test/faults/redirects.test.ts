@@ -16,9 +16,9 @@ import {
   type Handler,
   HOSTILE_SESSION_ID,
   type HostileServer,
+  hostileSet,
   legacySseHandler,
   legacyStreamableHandler,
-  startHttp,
 } from "../helpers/hostile.ts";
 
 const CANARY_TOKEN = "tok-CANARY-7d41c2e9b0";
@@ -71,8 +71,7 @@ async function startSink(): Promise<Sink> {
 
 // ---------------------------------------------------------------- fixtures
 
-const servers: HostileServer[] = [];
-const clients: Client[] = [];
+const kept = hostileSet();
 let sink: Sink;
 before(async () => {
   sink = await startSink();
@@ -83,16 +82,11 @@ beforeEach(() => {
   sink.requests = 0;
 });
 after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
+  await kept.closeAll();
   await sink.close();
 });
 
-async function http(handler: Handler, path?: string): Promise<HostileServer> {
-  const s = await startHttp(handler, { path });
-  servers.push(s);
-  return s;
-}
+const http = (handler: Handler, path?: string) => kept.http(handler, { path });
 
 function redirect(status: number, location: string | undefined): Handler {
   return (res) => {
@@ -167,7 +161,7 @@ describe("S2: Streamable HTTP redirects", () => {
   test("S2: a cross-origin 307 on tools/call after establishment is refused; the call's arguments go nowhere", async () => {
     const mcp = await http(legacyStreamableHandler({ "tools/call": redirect(307, sink.url) }));
     const client = await connect({ ...base, url: mcp.url, transport: "streamable-http" });
-    clients.push(client);
+    kept.client(client);
     const e = await failure(() => client.callTool("echo", { text: CANARY_ARG }));
     assertRefused(e);
     assert.equal(e.phase, "call");
@@ -181,7 +175,7 @@ describe("S2: Streamable HTTP redirects", () => {
   test("S2: a cross-origin 307 on the optional GET stream (listen) is refused; requests carry on", async () => {
     const mcp = await http(legacyStreamableHandler({ GET: redirect(307, sink.url) }));
     const client = await connect({ ...base, url: mcp.url, transport: "streamable-http", listen: true });
-    clients.push(client);
+    kept.client(client);
     assert.ok(
       await eventually(() => mcp.requests.some((r) => r.method === "GET"), 5_000),
       "the GET stream was asked for",
@@ -199,7 +193,7 @@ describe("S2: Streamable HTTP redirects", () => {
       return await inner(res, rec, req);
     });
     const client = await connect({ ...base, url: mcp.url, transport: "streamable-http" });
-    clients.push(client);
+    kept.client(client);
     const result = await client.callTool("echo", { text: CANARY_ARG });
     assert.deepEqual(result.content, [{ type: "text", text: CANARY_ARG }]);
     await client.close();
@@ -323,7 +317,7 @@ describe("S2: legacy HTTP+SSE redirects", () => {
       return await inner(res, rec, req);
     }, "/old-sse");
     const client = await connect({ ...base, url: mcp.url, transport: "sse" });
-    clients.push(client);
+    kept.client(client);
     assert.deepEqual(await client.callTool("echo", { text: "via 302" }).then((r) => r.content), [
       { type: "text", text: "via 302" },
     ]);
@@ -414,7 +408,7 @@ describe("S2: OAuth redirects", () => {
   test("S2: a same-origin 307 on the token endpoint is followed with its form body", async () => {
     const mcp = await oauthServer({ token: "/token-real" });
     const client = await connect(oauthOptions(mcp.url));
-    clients.push(client);
+    kept.client(client);
     await client.listTools();
     await client.close();
     const [first, followed] = mcp.requests.filter((r) => r.path.startsWith("/token"));

@@ -10,10 +10,15 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { type CliRun, errorRecord, runCli } from "../helpers/cli.ts";
 import type { HostileServer, StdioScript } from "../helpers/hostile.ts";
-import { type OutputDocument, outputHttpServer, outputStdioServer, SEEN } from "../helpers/output-server.ts";
+import {
+  type OutputDocument,
+  outputServersForSuite,
+  SEEN,
+  writeStoredToken,
+} from "../helpers/output-server.ts";
 
 const CANARIES = {
   bearer: "bearer-CANARY-7d1e9a40c2",
@@ -105,14 +110,7 @@ function intact(command: string, run: CliRun, json: boolean): void {
 describe("secrets echoed by a server", () => {
   let stdio: StdioScript;
   let http: HostileServer;
-  before(async () => {
-    stdio = outputStdioServer(DOC);
-    http = await outputHttpServer(DOC);
-  });
-  after(async () => {
-    stdio.dispose();
-    await http.close();
-  });
+  outputServersForSuite(DOC, (s, h) => ([stdio, http] = [s, h]));
 
   test("S4: -e values a stdio server echoes are redacted in every command, human and --json", async () => {
     const runs: (() => Promise<void>)[] = [];
@@ -265,24 +263,7 @@ describe("secrets echoed by a server", () => {
     const url = http.url;
     const { mkdirSync } = await import("node:fs");
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
-    writeFileSync(
-      join(configDir, "auth.json"),
-      JSON.stringify({
-        version: 1,
-        records: {
-          [`server ${url}`]: {
-            kind: "tokens",
-            resource: url,
-            issuer: "https://as.example",
-            tokenEndpoint: "https://as.example/token",
-            clientId: "c",
-            authMethod: "none",
-            accessToken: CANARIES.oauth,
-          },
-        },
-      }),
-      { mode: 0o600 },
-    );
+    writeStoredToken(configDir, url, { accessToken: CANARIES.oauth });
     for (const json of [false, true]) {
       const run = await cli(["call", url, "echo", ...(json ? ["--json"] : [])], {
         TETHER_CONFIG_DIR: configDir,

@@ -8,7 +8,6 @@
 // is dropped while the session carries on.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
@@ -21,12 +20,12 @@ import {
   connect,
   type HttpTarget,
   type StdioTarget,
-  TetherError,
 } from "../../src/index.ts";
 import { MAX_JSON_DEPTH } from "../../src/jsonrpc/json-depth.ts";
 import { MAX_CURSOR_CHARS } from "../../src/options/limits.ts";
 import { bundled } from "../helpers/child-exit.ts";
-import { errorRecord, runCli } from "../helpers/cli.ts";
+import { errorRecord, runCli, runProcess } from "../helpers/cli.ts";
+import { rejection } from "../helpers/failures.ts";
 import {
   type HostileServer,
   legacySseHandler,
@@ -135,16 +134,6 @@ async function httpTarget(behaviour: Behaviour, reply: "json" | "sse"): Promise<
   return target;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<TetherError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof TetherError, `a TetherError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
-}
-
 async function client(target: Target, extra: ConnectSettings = {}): Promise<Client> {
   const c = await connect({ ...base, ...target.options, ...extra });
   toClose.push(() => c.close());
@@ -176,31 +165,15 @@ function cursorChild(target: Target): Promise<CursorReport> {
   return bundled(CURSOR_CHILD).then((script) => cursorRun(script, env));
 }
 
-function cursorRun(script: string, env: Record<string, string>): Promise<CursorReport> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", script], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-    });
-    const killer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`the cursor probe did not finish within ${CHILD_LIMIT_MS} ms; stderr: ${stderr}`));
-    }, CHILD_LIMIT_MS);
-    child.on("close", (code) => {
-      clearTimeout(killer);
-      if (code !== 0) return reject(new Error(`the cursor probe exited ${code}; stderr: ${stderr}`));
-      resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as CursorReport);
-    });
+async function cursorRun(script: string, env: Record<string, string>): Promise<CursorReport> {
+  const run = await runProcess(process.execPath, ["--expose-gc", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    timeoutMs: CHILD_LIMIT_MS,
+    name: "the cursor probe",
   });
+  if (run.code !== 0) throw new Error(`the cursor probe exited ${run.code}; stderr: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "") as CursorReport;
 }
 
 const transports = [

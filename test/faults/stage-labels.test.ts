@@ -7,24 +7,22 @@ import { after, describe, test } from "node:test";
 import { type ConnectOptions, connect, type LifecycleEvent } from "../../src/index.ts";
 import {
   eventLog,
+  fixtureSet,
   type Loopback,
-  loopback,
   rpcError,
   sendJson,
   tetherErrorOf,
   timed,
 } from "../helpers/deadline-servers.ts";
 
-const servers: Loopback[] = [];
-after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
+const { serve, closeAll } = fixtureSet();
+after(closeAll);
 
 const base = { eraHints: false, timeoutMs: 5_000, listen: false } as const satisfies Partial<ConnectOptions>;
 
 /** A server that refuses every POST with `status` (and a JSON-RPC error body, when `rpcCode` is given). */
-async function refusing(status: number, rpcCode?: number): Promise<Loopback> {
-  const server = await loopback((rec, res) => {
+function refusing(status: number, rpcCode?: number): Promise<Loopback> {
+  return serve((rec, res) => {
     if (rpcCode === undefined) {
       res.writeHead(status, { "content-type": "text/plain" });
       res.end("no");
@@ -32,8 +30,6 @@ async function refusing(status: number, rpcCode?: number): Promise<Loopback> {
     }
     sendJson(res, status, rpcError(rec.rpcId, rpcCode, "refused"));
   });
-  servers.push(server);
-  return server;
 }
 
 function failedStage(events: LifecycleEvent[]) {

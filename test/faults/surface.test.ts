@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { type Client, type ConnectOptions, connect, TetherError } from "../../src/index.ts";
-import { type StdioScript, startStdioScript } from "../helpers/hostile.ts";
+import { hostileSet, type StdioScript } from "../helpers/hostile.ts";
 
 const TASK_CANCEL_GRACE_MS = 1_000;
 
@@ -48,18 +48,9 @@ onMessage((m) => {
 
 const WEATHER_TOOL = `{ name: "weather", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { temperature: { type: "number" } }, required: ["temperature"] } }`;
 
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  for (const s of scripts) s.dispose();
-});
-
-function script(source: string): StdioScript {
-  const s = startStdioScript(source);
-  scripts.push(s);
-  return s;
-}
+const kept = hostileSet();
+after(kept.closeAll);
+const { script } = kept;
 
 async function open(s: StdioScript, extra: Partial<ConnectOptions> = {}): Promise<Client> {
   const client = await connect({
@@ -69,8 +60,7 @@ async function open(s: StdioScript, extra: Partial<ConnectOptions> = {}): Promis
     timeoutMs: 15_000,
     ...extra,
   } as ConnectOptions);
-  clients.push(client);
-  return client;
+  return kept.client(client);
 }
 
 function isError(code: string, reason?: string, effect?: string) {

@@ -6,17 +6,17 @@
 // that equals what the server sent.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { type CliRun, errorRecord, runCli } from "../helpers/cli.ts";
 import type { HostileServer, StdioScript } from "../helpers/hostile.ts";
 import {
   expectedDocument,
   type OutputDocument,
-  outputHttpServer,
-  outputStdioServer,
+  outputServersForSuite,
+  writeStoredToken,
 } from "../helpers/output-server.ts";
 
 const ESC = "\x1b";
@@ -124,14 +124,7 @@ async function cli(args: string[], what = args.slice(0, 2).join(" ")): Promise<C
 describe("hostile terminal text", () => {
   let stdio: StdioScript;
   let http: HostileServer;
-  before(async () => {
-    stdio = outputStdioServer(DOC);
-    http = await outputHttpServer(DOC);
-  });
-  after(async () => {
-    stdio.dispose();
-    await http.close();
-  });
+  outputServersForSuite(DOC, (s, h) => ([stdio, http] = [s, h]));
   const viaStdio = (args: string[]) => [...args, "--", stdio.command, ...stdio.args];
   const expected = expectedDocument(DOC);
 
@@ -228,25 +221,11 @@ describe("hostile terminal text", () => {
     const configDir = mkdtempSync(join(tmpdir(), "tether-terminal-auth-"));
     try {
       const url = "http://127.0.0.1:9/mcp";
-      writeFileSync(
-        join(configDir, "auth.json"),
-        JSON.stringify({
-          version: 1,
-          records: {
-            [`server ${url}`]: {
-              kind: "tokens",
-              resource: url,
-              issuer: `https://as.example/${ESC}]52;c;AAAA${BEL}\u202E`,
-              tokenEndpoint: "https://as.example/token",
-              clientId: "c",
-              authMethod: "none",
-              accessToken: "at-0123456789abcdef",
-              scope: `read\x9b2J write${ESC}[2J`,
-            },
-          },
-        }),
-        { mode: 0o600 },
-      );
+      writeStoredToken(configDir, url, {
+        issuer: `https://as.example/${ESC}]52;c;AAAA${BEL}\u202E`,
+        accessToken: "at-0123456789abcdef",
+        scope: `read\x9b2J write${ESC}[2J`,
+      });
       for (const json of [false, true]) {
         const run = await runCli(["auth", "status", url, ...(json ? ["--json"] : [])], {
           env: { ...ENV, TETHER_CONFIG_DIR: configDir },

@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type StdioScript, startStdioScript } from "../helpers/hostile.ts";
+import { isAlive } from "../helpers/toolkit.ts";
 
 export const DEEP_MARK = "__DEEP__";
 export const DEEP_LEVELS = 100_000;
@@ -55,15 +56,6 @@ export interface GarbageServer {
   dispose(): void;
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function garbageServer(): GarbageServer {
   const script: StdioScript = startStdioScript(SOURCE);
   const logFile = script.args[1]!;
@@ -79,7 +71,7 @@ export function garbageServer(): GarbageServer {
     killAll: () => {
       let killed = 0;
       for (const pid of script.pids()) {
-        if (!running(pid)) continue;
+        if (!isAlive(pid)) continue;
         process.kill(pid, "SIGKILL");
         killed++;
       }

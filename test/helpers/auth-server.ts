@@ -14,9 +14,20 @@
 //
 // Every value the servers issue or receive carries "CANARY" so tests can look for it anywhere.
 
+import assert from "node:assert/strict";
 import type { JsonWebKey, KeyObject } from "node:crypto";
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { after, before } from "node:test";
+import {
+  type Client,
+  type ConnectSettings,
+  connect,
+  type HttpTarget,
+  type MemoryTokenStore,
+  type ServerTokens,
+  serverKey,
+} from "../../src/index.ts";
 import {
   type Handler,
   type HostileServer,
@@ -734,6 +745,65 @@ export async function startProtectedServer(
   url = server.url;
   origin = server.origin;
   return server;
+}
+
+/**
+ * For the suite it is called in: an authorization server (`asOptions`) and an MCP server behind
+ * it (`mcpOptions`), started before its first test and handed to `receive`, closed after its last.
+ */
+export function protectedServerForSuite(
+  receive: (as: AuthServer, mcp: HostileServer) => void,
+  asOptions: AuthServerOptions = {},
+  mcpOptions: ProtectedServerOptions = {},
+): void {
+  let started: { as: AuthServer; mcp?: HostileServer } | undefined;
+  before(async () => {
+    const as = await startAuthServer(asOptions);
+    started = { as };
+    started.mcp = await startProtectedServer(as, mcpOptions);
+    receive(as, started.mcp);
+  });
+  after(async () => {
+    await started?.mcp?.close();
+    await started?.as.close();
+  });
+}
+
+/** The tokens `store` holds for the server at `url` (failing the test when it holds none). */
+export async function storedTokens(store: MemoryTokenStore, url: string): Promise<ServerTokens> {
+  const record = await store.get(serverKey(new URL(url)));
+  assert.equal(record?.kind, "tokens");
+  return record as ServerTokens;
+}
+
+/** connect() to the MCP server `mcp`, with no remembered era, and these settings (its `auth`, ...). */
+export function connectTo(
+  mcp: { url: string },
+  settings: Omit<HttpTarget, "url"> & ConnectSettings,
+): Promise<Client> {
+  return connect({ url: mcp.url, eraHints: false, ...settings });
+}
+
+/**
+ * Runs `body` against a fresh authorization server (`asOptions`) and an MCP server behind it
+ * (`mcpOptions`), and closes both afterwards, whether `body` passed or failed.
+ */
+export async function withProtectedServer<T>(
+  asOptions: AuthServerOptions,
+  mcpOptions: ProtectedServerOptions,
+  body: (as: AuthServer, mcp: HostileServer) => Promise<T>,
+): Promise<T> {
+  const as = await startAuthServer(asOptions);
+  try {
+    const mcp = await startProtectedServer(as, mcpOptions);
+    try {
+      return await body(as, mcp);
+    } finally {
+      await mcp.close();
+    }
+  } finally {
+    await as.close();
+  }
 }
 
 /**

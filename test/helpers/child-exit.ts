@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { outputOf } from "./toolkit.ts";
 
 /** The library entry as a file URL, for inline scripts that live outside the repository. */
 export const LIBRARY_URL = pathToFileURL(fileURLToPath(new URL("../../src/index.ts", import.meta.url))).href;
@@ -189,14 +190,7 @@ export async function runChildToExit(options: RunChildOptions): Promise<ChildExi
     });
     const pgid = child.pid;
     if (pgid === undefined) throw new Error("runChildToExit: the child could not be spawned");
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
+    const output = outputOf(child);
     const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
 
     const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null } | undefined>(
@@ -214,7 +208,7 @@ export async function runChildToExit(options: RunChildOptions): Promise<ChildExi
       await Promise.race([closed, delay(OUTPUT_DRAIN_MS)]);
       assert.fail(
         `the child did not exit by itself within ${exitWithinMs} ms (killed)\n` +
-          `--- stdout ---\n${tail(stdout)}\n--- stderr ---\n${tail(stderr)}`,
+          `--- stdout ---\n${tail(output.stdout)}\n--- stderr ---\n${tail(output.stderr)}`,
       );
     }
     await Promise.race([closed, delay(OUTPUT_DRAIN_MS)]);
@@ -231,10 +225,11 @@ export async function runChildToExit(options: RunChildOptions): Promise<ChildExi
         assert.fail(
           `the child exited but left a process of its group running for ${GROUP_DRAIN_MS} ms (killed)\n` +
             `--- left running ---\n${leftovers.join("\n")}\n` +
-            `--- stdout ---\n${tail(stdout)}\n--- stderr ---\n${tail(stderr)}`,
+            `--- stdout ---\n${tail(output.stdout)}\n--- stderr ---\n${tail(output.stderr)}`,
         );
       }
     }
+    const { stdout, stderr } = output;
     return { code: exit.code, signal: exit.signal, stdout, stderr, elapsedMs };
   } finally {
     if (dir) {

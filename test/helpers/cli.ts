@@ -1,6 +1,7 @@
 // Runs the built CLI (dist/tether.mjs) as a real child process, the way users and outside checks do.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { outputOf } from "./toolkit.ts";
 
 /** The bundle under test: dist/tether.mjs, or another build named by TETHER_TEST_CLI. */
 export const CLI_BIN =
@@ -29,25 +30,46 @@ export interface CliOptions {
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
+  return runProcess(process.execPath, [CLI_BIN, ...args], {
+    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    cwd: options.cwd,
+    timeoutMs: options.timeoutMs ?? 20_000,
+    name: `tether ${args.join(" ")}`,
+    signalAfter: options.signalAfter,
+    signalWhen: options.signalWhen,
+  });
+}
+
+export interface ProcessOptions extends Pick<CliOptions, "cwd" | "signalAfter" | "signalWhen"> {
+  /** The child's whole environment (nothing of this process's is added). */
+  env: NodeJS.ProcessEnv;
+  /** Kill the child (and fail, naming it `name`) after this long. */
+  timeoutMs: number;
+  name: string;
+  /** Written to the child's stdin, which then ends (without it, the child has no stdin). */
+  input?: string;
+}
+
+/**
+ * Runs `command args` with no stdin (or `input` on it), collecting its stdout and stderr, and
+ * resolves once it closed; a child still running after `timeoutMs` is killed and the run fails.
+ */
+export function runProcess(command: string, args: string[], options: ProcessOptions): Promise<CliRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], {
-      env: { ...process.env, NO_COLOR: "1", ...options.env },
+    const child = spawn(command, args, {
+      env: options.env,
       cwd: options.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    const output = outputOf(child);
     const killer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`tether ${args.join(" ")} did not exit within ${options.timeoutMs ?? 20_000} ms`));
-    }, options.timeoutMs ?? 20_000);
+      reject(
+        new Error(`${options.name} did not exit within ${options.timeoutMs} ms; stderr: ${output.stderr}`),
+      );
+    }, options.timeoutMs);
     const signaller = options.signalAfter
       ? setTimeout(() => child.kill(options.signalAfter!.signal), options.signalAfter.ms)
       : undefined;
@@ -62,7 +84,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun
       closed = true;
       clearTimeout(killer);
       if (signaller) clearTimeout(signaller);
-      resolve({ code, stdout, stderr, elapsedMs: performance.now() - started });
+      resolve({ code, ...output, elapsedMs: performance.now() - started });
     });
   });
 }

@@ -2,47 +2,36 @@
 // scripted, and each one closes everything it opened. HTTP servers listen on 127.0.0.1, port 0;
 // stdio scripts are written to a temporary folder and log every process they start (its pid) and
 // every message it receives, so tests can count processes and check that they are gone.
+// `fixtureSet()` opens both for a test file and closes them in one `after`. The plumbing it shares
+// with hostile.ts lives in toolkit.ts; timed/tetherErrorOf come from failures.ts.
 
 import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { PassThrough } from "node:stream";
-import { type LifecycleEvent, TetherError } from "../../src/index.ts";
+import type { LifecycleEvent } from "../../src/index.ts";
+import {
+  discoverResult,
+  echoResult,
+  keeper,
+  listenLoopback,
+  openSse,
+  PRELUDE_HEAD,
+  parseJson,
+  type RecordingServer,
+  type RequestRecord,
+  recordOf,
+  removeScript,
+  rpcError,
+  rpcResult,
+  type ScriptedStdio,
+  writeStdioScript,
+} from "./toolkit.ts";
+
+export { type Settled, tetherErrorOf, timed } from "./failures.ts";
+export { rpcError, rpcResult } from "./toolkit.ts";
 
 // ---------------------------------------------------------------- timing
-
-export interface Settled<T> {
-  value?: T;
-  error?: unknown;
-  /** From the call to settling. */
-  ms: number;
-}
-
-/** Awaits a promise and reports how it settled and how long it took; never throws. */
-export async function timed<T>(run: () => Promise<T>): Promise<Settled<T>> {
-  const started = performance.now();
-  try {
-    const value = await run();
-    return { value, ms: performance.now() - started };
-  } catch (error) {
-    return { error, ms: performance.now() - started };
-  }
-}
-
-/** The rejection of a settled promise, as a TetherError; fails (with the resolved value's kind) otherwise. */
-export function tetherErrorOf(settled: Settled<unknown>): TetherError {
-  if (!("error" in settled) || settled.error === undefined) {
-    throw new Error(`expected a rejection, but it resolved after ${Math.round(settled.ms)} ms`);
-  }
-  if (!TetherError.is(settled.error)) {
-    throw new Error(`expected a TetherError, got ${String(settled.error)}`);
-  }
-  return settled.error;
-}
 
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -75,15 +64,7 @@ export function eventLog(): {
 
 // ---------------------------------------------------------------- processes
 
-/** Whether a process exists (signal 0: no signal is sent, only the check). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
+export { isAlive } from "./toolkit.ts";
 
 export function killQuietly(pid: number): void {
   try {
@@ -95,27 +76,12 @@ export function killQuietly(pid: number): void {
 
 // ---------------------------------------------------------------- HTTP
 
-export interface Rec {
-  method: string;
-  /** Path and query. */
-  path: string;
-  headers: IncomingHttpHeaders;
-  rawBody: string;
-  /** JSON-RPC method of the body, if it has one. */
-  rpcMethod: string | undefined;
-  /** JSON-RPC id of the body; undefined for notifications and non-JSON bodies. */
-  rpcId: string | number | undefined;
-  rpcParams: Record<string, unknown> | undefined;
-  /** When it arrived, on the performance.now() clock. */
-  at: number;
-}
+/** A request as it arrived; `at` is on the performance.now() clock. */
+export type Rec = RequestRecord;
 
 export type Handler = (rec: Rec, res: ServerResponse, req: IncomingMessage) => void;
 
-export interface Loopback {
-  url: string;
-  origin: string;
-  requests: Rec[];
+export interface Loopback extends RecordingServer<Rec> {
   /** Requests currently open (the response not yet finished nor its connection closed). */
   openRequests(): number;
   /** Requests of this HTTP method, or (for POST) carrying this JSON-RPC method. */
@@ -124,74 +90,53 @@ export interface Loopback {
   connections(): { accepted: number; open: number };
   /** Resolves once every connection the server accepted has closed. */
   allClosed(): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** A recording HTTP server on 127.0.0.1, port 0; `close()` destroys every socket, so hangs end. */
 export async function loopback(handler: Handler, path = "/mcp"): Promise<Loopback> {
   const requests: Rec[] = [];
-  const sockets = new Set<Socket>();
   let open = 0;
-  const server = createServer((req, res) => {
-    open++;
-    let settled = false;
-    const done = () => {
-      if (!settled) {
-        settled = true;
-        open--;
-      }
-    };
-    res.once("finish", done);
-    res.once("close", done);
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const rawBody = Buffer.concat(chunks).toString("utf8");
-      let body: Record<string, unknown> | undefined;
-      try {
-        const parsed: unknown = rawBody === "" ? undefined : JSON.parse(rawBody);
-        body =
+  let accepted = 0;
+  const idle: (() => void)[] = [];
+  const listening = await listenLoopback(
+    (req, res) => {
+      open++;
+      let settled = false;
+      const done = () => {
+        if (!settled) {
+          settled = true;
+          open--;
+        }
+      };
+      res.once("finish", done);
+      res.once("close", done);
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const rawBody = Buffer.concat(chunks).toString("utf8");
+        const parsed = parseJson(rawBody);
+        const body =
           typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
             ? (parsed as Record<string, unknown>)
             : undefined;
-      } catch {
-        body = undefined;
-      }
-      const rec: Rec = {
-        method: req.method ?? "",
-        path: req.url ?? "",
-        headers: req.headers,
-        rawBody,
-        rpcMethod: typeof body?.method === "string" ? body.method : undefined,
-        rpcId: typeof body?.id === "string" || typeof body?.id === "number" ? body.id : undefined,
-        rpcParams:
-          typeof body?.params === "object" && body.params !== null
-            ? (body.params as Record<string, unknown>)
-            : undefined,
-        at: performance.now(),
-      };
-      requests.push(rec);
-      try {
-        handler(rec, res, req);
-      } catch {
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      }
-    });
-  });
-  let accepted = 0;
-  const idle: (() => void)[] = [];
-  server.on("connection", (s) => {
-    accepted++;
-    sockets.add(s);
-    s.once("close", () => {
-      sockets.delete(s);
-      if (sockets.size === 0) for (const wake of idle.splice(0)) wake();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  let closing: Promise<void> | undefined;
+        const rec = recordOf(req, rawBody, body, performance.now());
+        requests.push(rec);
+        try {
+          handler(rec, res, req);
+        } catch {
+          if (!res.headersSent) res.writeHead(500);
+          res.end();
+        }
+      });
+    },
+    (s) => {
+      accepted++;
+      s.once("close", () => {
+        if (listening.sockets.size === 0) for (const wake of idle.splice(0)) wake();
+      });
+    },
+  );
+  const { origin, sockets } = listening;
   return {
     url: `${origin}${path}`,
     origin,
@@ -202,14 +147,7 @@ export async function loopback(handler: Handler, path = "/mcp"): Promise<Loopbac
       sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve)),
     count: (what) =>
       requests.filter((r) => r.rpcMethod === what || (r.rpcMethod === undefined && r.method === what)).length,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        for (const s of sockets) s.destroy();
-      });
-      return closing;
-    },
+    close: () => listening.close(),
   };
 }
 
@@ -223,21 +161,8 @@ export function sendJson(
   res.end(JSON.stringify(body));
 }
 
-export function rpcResult(id: string | number | undefined, result: unknown) {
-  return { jsonrpc: "2.0", id: id ?? null, result };
-}
-
-export function rpcError(id: string | number | undefined, code: number, message: string, data?: unknown) {
-  return {
-    jsonrpc: "2.0",
-    id: id ?? null,
-    error: data === undefined ? { code, message } : { code, message, data },
-  };
-}
-
 export function openEventStream(res: ServerResponse): void {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  res.flushHeaders();
+  openSse(res);
 }
 
 export const SESSION_ID = "deadline-session-7f3a";
@@ -334,14 +259,8 @@ export function legacyHttp(o: LegacyHttpOptions = {}): Handler {
       if (misbehave(o.toolsList ?? "answer", rec, res)) return;
       return void sendJson(res, 200, rpcResult(rec.rpcId, { tools: [ECHO_TOOL] }));
     }
-    if (rec.rpcMethod === "tools/call") {
-      const args = rec.rpcParams?.arguments as { text?: unknown } | undefined;
-      return void sendJson(
-        res,
-        200,
-        rpcResult(rec.rpcId, { content: [{ type: "text", text: String(args?.text ?? "") }] }),
-      );
-    }
+    if (rec.rpcMethod === "tools/call")
+      return void sendJson(res, 200, rpcResult(rec.rpcId, echoResult(rec.rpcParams)));
     sendJson(res, 200, rpcError(rec.rpcId, -32601, "Method not found"));
   };
 }
@@ -363,18 +282,7 @@ export function modernHttp(o: { discover?: Behaviour } = {}): Handler {
     }
     if (rec.rpcMethod === "server/discover") {
       if (misbehave(o.discover ?? "answer", rec, res)) return;
-      return void sendJson(
-        res,
-        200,
-        rpcResult(rec.rpcId, {
-          resultType: "complete",
-          supportedVersions: [MODERN],
-          capabilities: { tools: {} },
-          ttlMs: 60_000,
-          cacheScope: "server",
-          _meta: { "io.modelcontextprotocol/serverInfo": { name: "deadline-modern", version: "0.0.0" } },
-        }),
-      );
+      return void sendJson(res, 200, rpcResult(rec.rpcId, discoverResult([MODERN], "deadline-modern")));
     }
     if (rec.rpcMethod === "tools/list")
       return void sendJson(res, 200, rpcResult(rec.rpcId, { resultType: "complete", tools: [ECHO_TOOL] }));
@@ -440,17 +348,10 @@ export interface StdioLogEntry {
   method?: string;
 }
 
-export interface StdioScript {
-  command: string;
-  args: string[];
+export interface StdioScript extends ScriptedStdio<StdioLogEntry> {
   /** The script file (for scripts run elsewhere, e.g. in a child). */
   file: string;
   logFile: string;
-  log(): StdioLogEntry[];
-  /** Every process started from the script, in start order. */
-  pids(): number[];
-  /** Methods a process received, in order. */
-  received(pid: number): string[];
   /** Kills any process still alive and removes the folder. */
   dispose(): void;
 }
@@ -460,11 +361,7 @@ export interface StdioScript {
  * (synchronously, before the script reacts). `onMessage(fn)` reads lines; with `exitOnEnd` (default)
  * the process exits when its stdin ends, as a well-behaved server does.
  */
-const PRELUDE = `
-import { appendFileSync } from "node:fs";
-const LOG = process.argv[2];
-const log = (e) => appendFileSync(LOG, JSON.stringify({ pid: process.pid, ...e }) + "\\n");
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const PRELUDE = `${PRELUDE_HEAD}
 let buffered = "";
 const handlers = [];
 const onMessage = (fn) => handlers.push(fn);
@@ -486,29 +383,20 @@ log({ event: "start" });
 
 /** Writes a stdio server script (prelude + `source`) to a temporary folder. */
 export function stdioScript(source: string): StdioScript {
-  const dir = mkdtempSync(join(tmpdir(), "tether-deadline-"));
-  const file = join(dir, "server.mjs");
-  const logFile = join(dir, "log.jsonl");
-  writeFileSync(file, `${PRELUDE}\n${source}\n`);
-  writeFileSync(logFile, "");
-  const log = (): StdioLogEntry[] =>
-    readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as StdioLogEntry);
-  const pids = () => log().flatMap((e) => (e.event === "start" ? [e.pid] : []));
+  const written = writeStdioScript<StdioLogEntry>("tether-deadline-", PRELUDE, source);
+  const { log, pids } = written;
   return {
-    command: process.execPath,
-    args: [file, logFile],
-    file,
-    logFile,
+    command: written.command,
+    args: written.args,
+    file: written.file,
+    logFile: written.logFile,
     log,
     pids,
     received: (pid) =>
       log().flatMap((e) => (e.pid === pid && e.event === "recv" && e.method ? [e.method] : [])),
     dispose() {
       for (const pid of pids()) killQuietly(pid);
-      rmSync(dir, { recursive: true, force: true });
+      removeScript(written);
     },
   };
 }
@@ -564,6 +452,25 @@ onMessage((m) => {
   return fail(-32601, "Method not found");
 });
 `;
+}
+
+// ---------------------------------------------------------------- ownership
+
+/**
+ * Loopback servers and stdio scripts for one test file: `serve` and `script` open them, and
+ * `closeAll` (for `after`) closes every server and disposes every script, whatever failed first.
+ */
+export function fixtureSet(): {
+  serve(...args: Parameters<typeof loopback>): Promise<Loopback>;
+  script(source: string): StdioScript;
+  closeAll(): Promise<void>;
+} {
+  const { keep, closeAll } = keeper();
+  return {
+    serve: async (...args) => keep(await loopback(...args)),
+    script: (source) => keep(stdioScript(source)),
+    closeAll,
+  };
 }
 
 // ---------------------------------------------------------------- spawn seams

@@ -4,52 +4,31 @@
 // from a source string, and a launcher for the example servers with extra flags.
 //
 // Everything here closes what it opened: `close()` destroys open sockets, so a hanging responder
-// never keeps a test alive.
+// never keeps a test alive, and `hostileSet()` closes a test file's clients, servers and scripts in
+// one `after`. The plumbing it shares with deadline-servers.ts (JSON-RPC messages, the loopback
+// server, stdio script files) lives in toolkit.ts.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import * as kit from "./toolkit.ts";
+import { rpcError, rpcResult } from "./toolkit.ts";
+
+export { rpcError, rpcResult } from "./toolkit.ts";
 
 // ---------------------------------------------------------------- HTTP
 
-/** One request as it reached the server, recorded before the handler runs. */
-export interface Recorded {
-  /** HTTP method. */
-  method: string;
-  /** Path and query, e.g. `/messages?s=1`. */
-  path: string;
-  /** Lower-cased header names, as node:http gives them. */
-  headers: IncomingHttpHeaders;
-  rawBody: string;
+/** One request as it reached the server, recorded before the handler runs; `at` is ms since the server started. */
+export interface Recorded extends kit.RequestRecord {
   /** The body parsed as JSON; undefined when empty or not JSON. */
   body: unknown;
-  /** `method` of the JSON-RPC message in the body (the first one of a batch). */
-  rpcMethod: string | undefined;
-  /** `id` of that message; undefined for notifications. */
-  rpcId: string | number | undefined;
-  /** `params` of that message. */
-  rpcParams: Record<string, unknown> | undefined;
-  /** ms since the server started. */
-  at: number;
 }
 
 /** Answers one recorded request. May leave the response open on purpose (hang, SSE streams). */
 export type Handler = (res: ServerResponse, rec: Recorded, req: IncomingMessage) => void | Promise<void>;
 
-export interface HostileServer {
-  /** `http://127.0.0.1:<port>/mcp` (or the path given to startHttp). */
-  url: string;
-  /** `http://127.0.0.1:<port>`. */
-  origin: string;
-  /** Every request, in arrival order. */
-  requests: Recorded[];
+export interface HostileServer extends kit.RecordingServer<Recorded> {
   /** Requests whose body was JSON-RPC, by method, in order. */
   rpcMethods(): string[];
-  /** Destroys every open socket and stops listening; idempotent. */
-  close(): Promise<void>;
 }
 
 function firstMessage(body: unknown): Record<string, unknown> | undefined {
@@ -67,29 +46,13 @@ async function readBody(req: IncomingMessage): Promise<string> {
 export async function startHttp(handler: Handler, options: { path?: string } = {}): Promise<HostileServer> {
   const started = performance.now();
   const requests: Recorded[] = [];
-  const sockets = new Set<Socket>();
-  const server = createServer((req, res) => {
+  const listening = await kit.listenLoopback((req, res) => {
     void (async () => {
       const rawBody = await readBody(req);
-      let body: unknown;
-      try {
-        body = rawBody === "" ? undefined : JSON.parse(rawBody);
-      } catch {
-        body = undefined;
-      }
-      const m = firstMessage(body);
-      const params = m?.params;
+      const body = kit.parseJson(rawBody);
       const rec: Recorded = {
-        method: req.method ?? "",
-        path: req.url ?? "",
-        headers: req.headers,
-        rawBody,
+        ...kit.recordOf(req, rawBody, firstMessage(body), performance.now() - started),
         body,
-        rpcMethod: typeof m?.method === "string" ? m.method : undefined,
-        rpcId: typeof m?.id === "string" || typeof m?.id === "number" ? m.id : undefined,
-        rpcParams:
-          typeof params === "object" && params !== null ? (params as Record<string, unknown>) : undefined,
-        at: performance.now() - started,
       };
       requests.push(rec);
       await handler(res, rec, req);
@@ -98,30 +61,13 @@ export async function startHttp(handler: Handler, options: { path?: string } = {
       res.end("hostile server: handler failed");
     });
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
-  let closing: Promise<void> | undefined;
+  const { origin } = listening;
   return {
     url: `${origin}${options.path ?? "/mcp"}`,
     origin,
     requests,
     rpcMethods: () => requests.flatMap((r) => (r.rpcMethod ? [r.rpcMethod] : [])),
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        for (const s of sockets) s.destroy();
-      });
-      return closing;
-    },
+    close: () => listening.close(),
   };
 }
 
@@ -132,23 +78,6 @@ export type PerRequest<T> = T | ((rec: Recorded) => T);
 
 function resolve<T>(value: PerRequest<T>, rec: Recorded): T {
   return typeof value === "function" ? (value as (rec: Recorded) => T)(rec) : value;
-}
-
-export function rpcResult(id: string | number | null | undefined, result: unknown): Record<string, unknown> {
-  return { jsonrpc: "2.0", id: id ?? null, result };
-}
-
-export function rpcError(
-  id: string | number | null | undefined,
-  code: number,
-  message: string,
-  data?: unknown,
-): Record<string, unknown> {
-  return {
-    jsonrpc: "2.0",
-    id: id ?? null,
-    error: data === undefined ? { code, message } : { code, message, data },
-  };
 }
 
 /** Anything JSON.stringify turns into a JSON text. */
@@ -208,13 +137,7 @@ export function writeSse(res: ServerResponse, e: SseEvent): void {
 
 /** Opens an event stream (headers flushed). */
 export function openSse(res: ServerResponse, status = 200, headers: Record<string, string> = {}): void {
-  res.writeHead(status, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    ...headers,
-  });
-  res.flushHeaders();
+  kit.openSse(res, status, { connection: "keep-alive", ...headers });
 }
 
 /** An event-stream reply: these events, then the stream ends (or stays open with `keepOpen`). */
@@ -261,8 +184,24 @@ export function legacyAnswerTo(rec: Recorded): string {
 }
 
 function echoResult(rec: Recorded): Record<string, unknown> {
-  const args = rec.rpcParams?.arguments as { text?: unknown } | undefined;
-  return { content: [{ type: "text", text: String(args?.text ?? "") }] };
+  return kit.echoResult(rec.rpcParams);
+}
+
+/**
+ * A correct legacy server's answer to `initialize`: our version if it knows it (legacyAnswerTo),
+ * tools, the server named `name`, and the session `sessionId` in `Mcp-Session-Id`.
+ */
+export function legacyInitialize(name: string, sessionId: string): Handler {
+  return (res, rec, req) =>
+    json(
+      200,
+      rpcResult(rec.rpcId, {
+        protocolVersion: legacyAnswerTo(rec),
+        capabilities: { tools: {} },
+        serverInfo: { name, version: "0.0.0" },
+      }),
+      { headers: { "mcp-session-id": sessionId } },
+    )(res, rec, req);
 }
 
 /**
@@ -291,17 +230,8 @@ export function legacyStreamableHandler(overrides: Overrides = {}): Handler {
     if (rec.method !== "POST" || firstMessage(rec.body) === undefined)
       return json(400, rpcError(null, -32700, "Parse error"))(res, rec, req);
     if (rec.rpcId === undefined) return empty(202)(res, rec, req);
-    if (rec.rpcMethod === "initialize") {
-      return json(
-        200,
-        rpcResult(rec.rpcId, {
-          protocolVersion: legacyAnswerTo(rec),
-          capabilities: { tools: {} },
-          serverInfo: { name: "hostile-legacy", version: "0.0.0" },
-        }),
-        { headers: { "mcp-session-id": HOSTILE_SESSION_ID } },
-      )(res, rec, req);
-    }
+    if (rec.rpcMethod === "initialize")
+      return legacyInitialize("hostile-legacy", HOSTILE_SESSION_ID)(res, rec, req);
     if (rec.headers["mcp-session-id"] !== HOSTILE_SESSION_ID)
       return json(400, rpcError(null, -32000, "Bad Request: No valid session ID provided"))(res, rec, req);
     if (rec.rpcMethod === "tools/list")
@@ -319,14 +249,7 @@ export const MODERN_VERSION = "2026-07-28";
 
 /** A `server/discover` result listing these versions. */
 export function discoverResult(supportedVersions: readonly string[]): Record<string, unknown> {
-  return {
-    resultType: "complete",
-    supportedVersions,
-    capabilities: { tools: {} },
-    ttlMs: 60_000,
-    cacheScope: "server",
-    _meta: { "io.modelcontextprotocol/serverInfo": { name: "hostile-modern", version: "0.0.0" } },
-  };
+  return kit.discoverResult(supportedVersions, "hostile-modern");
 }
 
 /**
@@ -428,15 +351,7 @@ export interface StdioLogEntry {
   message?: { method?: string; id?: unknown; params?: Record<string, unknown> };
 }
 
-export interface StdioScript {
-  command: string;
-  args: string[];
-  /** Everything the script's processes logged, in order. */
-  log(): StdioLogEntry[];
-  /** The pids of every process started from the script, in start order. */
-  pids(): number[];
-  /** The methods one process received, in order. */
-  received(pid: number): string[];
+export interface StdioScript extends kit.ScriptedStdio<StdioLogEntry> {
   /** Removes the temporary directory. */
   dispose(): void;
 }
@@ -446,12 +361,8 @@ export interface StdioScript {
  * then every message it receives (synchronously, before the script reacts, so a process that exits
  * on a message still logged it). The script's source calls `onMessage(handler)` and `send(msg)`.
  */
-const STDIO_PRELUDE = `
-import { appendFileSync } from "node:fs";
+const STDIO_PRELUDE = `${kit.PRELUDE_HEAD}
 import { createInterface } from "node:readline";
-const LOG_FILE = process.argv[2];
-const log = (entry) => appendFileSync(LOG_FILE, JSON.stringify({ pid: process.pid, ...entry }) + "\\n");
-const send = (message) => process.stdout.write(JSON.stringify(message) + "\\n");
 const onMessage = (handler) => {
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
@@ -470,28 +381,20 @@ log({ event: "start" });
  * source runs after the prelude and may use `log`, `send` and `onMessage`.
  */
 export function startStdioScript(source: string): StdioScript {
-  const dir = mkdtempSync(join(tmpdir(), "tether-hostile-"));
-  const file = join(dir, "server.mjs");
-  const logFile = join(dir, "log.jsonl");
-  writeFileSync(file, `${STDIO_PRELUDE}\n${source}\n`);
-  writeFileSync(logFile, "");
-  const log = (): StdioLogEntry[] =>
-    readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .map((l) => JSON.parse(l) as StdioLogEntry);
+  const written = kit.writeStdioScript<StdioLogEntry>("tether-hostile-", STDIO_PRELUDE, source);
+  const { log, pids } = written;
   return {
-    command: process.execPath,
-    args: [file, logFile],
+    command: written.command,
+    args: written.args,
     log,
-    pids: () => log().flatMap((e) => (e.event === "start" ? [e.pid] : [])),
+    pids,
     received: (pid) =>
       log().flatMap((e) =>
         e.pid === pid && e.event === "recv" && typeof e.message?.method === "string"
           ? [e.message.method]
           : [],
       ),
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
+    dispose: () => kit.removeScript(written),
   };
 }
 
@@ -561,6 +464,53 @@ onMessage((m) => {
   return fail(-32601, "Method not found");
 });
 `;
+}
+
+// ---------------------------------------------------------------- ownership
+
+/** Anything a test closes at its end: a client, a server. */
+export interface Closes {
+  close(): Promise<void>;
+}
+
+/**
+ * The servers, scripts and clients of one test file, closed by `closeAll` (for `after`) in the
+ * order their owners need, whatever failed first: every client (its goodbye still reaches its
+ * server), then every server, then every script's folder. What it closed it forgets, so a test
+ * may call it early and `after` again.
+ */
+export function hostileSet(): {
+  http(handler: Handler, options?: { path?: string }): Promise<HostileServer>;
+  script(source: string): StdioScript;
+  server<S extends Closes>(server: S): S;
+  client<C extends Closes>(client: C): C;
+  closeAll(): Promise<void>;
+} {
+  const clients: Closes[] = [];
+  const servers: Closes[] = [];
+  const scripts: StdioScript[] = [];
+  const server = <S extends Closes>(s: S): S => {
+    servers.push(s);
+    return s;
+  };
+  return {
+    http: async (handler, options = {}) => server(await startHttp(handler, options)),
+    script(source) {
+      const s = startStdioScript(source);
+      scripts.push(s);
+      return s;
+    },
+    server,
+    client(c) {
+      clients.push(c);
+      return c;
+    },
+    async closeAll() {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+      await Promise.all(servers.splice(0).map((s) => s.close()));
+      for (const s of scripts.splice(0)) s.dispose();
+    },
+  };
 }
 
 // ---------------------------------------------------------------- example servers with flags

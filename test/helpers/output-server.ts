@@ -6,6 +6,9 @@
 // credential decoded too) and query value of the request; each as is, URL-encoded and base64,
 // the forms a careless server echoes.
 
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before } from "node:test";
 import {
   type Handler,
   type HostileServer,
@@ -158,6 +161,52 @@ export async function outputHttpServer(doc: OutputDocument): Promise<HostileServ
         )(res, rec, req),
     }),
   );
+}
+
+/**
+ * Writes `configDir`/auth.json (0600) holding one stored token for `url`, as a sign-in would have
+ * left it; `fields` (the access token, say) are set on top of a minimal record.
+ */
+export function writeStoredToken(configDir: string, url: string, fields: Record<string, string>): void {
+  writeFileSync(
+    join(configDir, "auth.json"),
+    JSON.stringify({
+      version: 1,
+      records: {
+        [`server ${url}`]: {
+          kind: "tokens",
+          resource: url,
+          issuer: "https://as.example",
+          tokenEndpoint: "https://as.example/token",
+          clientId: "c",
+          authMethod: "none",
+          ...fields,
+        },
+      },
+    }),
+    { mode: 0o600 },
+  );
+}
+
+/**
+ * For the suite it is called in: `doc` served over stdio and over Streamable HTTP, started before
+ * its first test and handed to `receive`, closed after its last.
+ */
+export function outputServersForSuite(
+  doc: OutputDocument,
+  receive: (stdio: StdioScript, http: HostileServer) => void,
+): void {
+  let stdio: StdioScript | undefined;
+  let http: HostileServer | undefined;
+  before(async () => {
+    stdio = outputStdioServer(doc);
+    http = await outputHttpServer(doc);
+    receive(stdio, http);
+  });
+  after(async () => {
+    stdio?.dispose();
+    await http?.close();
+  });
 }
 
 /** The document the server answers with for these seen values (what `--json` output must equal). */

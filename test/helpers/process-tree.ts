@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { CLI_BIN } from "./cli.ts";
+import { outputOf } from "./toolkit.ts";
 
 const HAS_PROC = existsSync("/proc/self/stat");
 
@@ -98,14 +99,7 @@ export function startCli(
   });
   const pid = child.pid;
   if (pid === undefined) throw new Error("the CLI could not be started");
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
+  const output = outputOf(child);
   const killer = setTimeout(() => killQuietly(pid, true), options.killAfterMs ?? 20_000);
   const exited = new Promise<CliExit>((resolve) => {
     let exit: { code: number | null; signal: NodeJS.Signals | null; at: number } | undefined;
@@ -114,7 +108,7 @@ export function startCli(
     });
     child.once("close", () => {
       clearTimeout(killer);
-      resolve({ code: exit?.code ?? null, signal: exit?.signal ?? null, stdout, stderr, exitedAt: exit!.at });
+      resolve({ code: exit?.code ?? null, signal: exit?.signal ?? null, ...output, exitedAt: exit!.at });
     });
   });
   return {

@@ -199,14 +199,38 @@ function writeThenDestroy(res: ServerResponse, data: string): void {
 
 // ---- C2 ----
 
+/** A client of the stdio server that dies in the middle of a tools/call (test/fixtures/dies-mid-call-server.mjs). */
+function connectToDying(settings: Partial<ConnectOptions> = {}) {
+  return connect({
+    command: process.execPath,
+    args: [DIES_MID_CALL],
+    timeoutMs: CONNECT_TIMEOUT_MS,
+    ...settings,
+  } as ConnectOptions);
+}
+
+/** A fleet server of each transport: this stdio one, this Streamable HTTP one, HTTP+SSE, modern HTTP. */
+function oneOfEachTransport(
+  stdio: StdioServerName,
+  streamable: HttpServerName,
+): { label: string; target: () => ConnectOptions }[] {
+  return [
+    {
+      label: "stdio",
+      target: () => {
+        const s = fleetOf().stdioServer(stdio);
+        return { command: s.command, args: s.args };
+      },
+    },
+    { label: "Streamable HTTP", target: () => ({ url: fleetOf().http(streamable).url }) },
+    { label: "HTTP+SSE", target: () => ({ url: fleetOf().http("legacy-sse-2024-11-05").url }) },
+    { label: "modern HTTP", target: () => ({ url: fleetOf().http("modern-2026-07-28").url }) },
+  ];
+}
+
 describe("C2: closure settles every pending request", () => {
   test("C2: a stdio server that exits mid-call rejects the pending call with a connection error, promptly", async () => {
-    const client = await connect({
-      command: process.execPath,
-      args: [DIES_MID_CALL],
-      timeoutMs: CONNECT_TIMEOUT_MS,
-      call: { timeoutMs: CALL_TIMEOUT_MS },
-    });
+    const client = await connectToDying({ call: { timeoutMs: CALL_TIMEOUT_MS } });
     try {
       assert.equal(client.era, "legacy");
       const tools = await client.listTools();
@@ -232,12 +256,7 @@ describe("C2: closure settles every pending request", () => {
   });
 
   test("C2: every request pending when a stdio server exits settles with the same closure", async () => {
-    const client = await connect({
-      command: process.execPath,
-      args: [DIES_MID_CALL],
-      timeoutMs: CONNECT_TIMEOUT_MS,
-      call: { timeoutMs: CALL_TIMEOUT_MS },
-    });
+    const client = await connectToDying({ call: { timeoutMs: CALL_TIMEOUT_MS } });
     try {
       const outcomes = await Promise.all([
         rejection(client.callTool("doomed", {})),
@@ -341,18 +360,7 @@ describe("C2: closure settles every pending request", () => {
     }
   });
 
-  const pendingCases: { label: string; target: () => ConnectOptions }[] = [
-    {
-      label: "stdio",
-      target: () => {
-        const s = fleetOf().stdioServer("legacy-stdio");
-        return { command: s.command, args: s.args };
-      },
-    },
-    { label: "Streamable HTTP", target: () => ({ url: fleetOf().http("streamable-2025-11-25-sse").url }) },
-    { label: "HTTP+SSE", target: () => ({ url: fleetOf().http("legacy-sse-2024-11-05").url }) },
-    { label: "modern HTTP", target: () => ({ url: fleetOf().http("modern-2026-07-28").url }) },
-  ];
+  const pendingCases = oneOfEachTransport("legacy-stdio", "streamable-2025-11-25-sse");
   for (const { label, target } of pendingCases) {
     test(`C2: close() settles a pending call with a connection error, promptly (${label})`, async () => {
       const client = await connect({ ...target(), timeoutMs: CONNECT_TIMEOUT_MS });
@@ -374,18 +382,7 @@ describe("C2: closure settles every pending request", () => {
 // ---- C5 ----
 
 describe("C5: close() is idempotent, shared, and never rejects", () => {
-  const cases: { label: string; target: () => ConnectOptions }[] = [
-    {
-      label: "stdio",
-      target: () => {
-        const s = fleetOf().stdioServer("modern-stdio");
-        return { command: s.command, args: s.args };
-      },
-    },
-    { label: "Streamable HTTP", target: () => ({ url: fleetOf().http("streamable-2025-11-25-json").url }) },
-    { label: "HTTP+SSE", target: () => ({ url: fleetOf().http("legacy-sse-2024-11-05").url }) },
-    { label: "modern HTTP", target: () => ({ url: fleetOf().http("modern-2026-07-28").url }) },
-  ];
+  const cases = oneOfEachTransport("modern-stdio", "streamable-2025-11-25-json");
   for (const { label, target } of cases) {
     test(`C5: close() twice returns the same promise, which resolves (${label})`, async () => {
       const client = await connect({ ...target(), timeoutMs: CONNECT_TIMEOUT_MS });
@@ -416,11 +413,7 @@ describe("C5: close() is idempotent, shared, and never rejects", () => {
   });
 
   test("C5: close() after the server died resolves, and is still shared", async () => {
-    const client = await connect({
-      command: process.execPath,
-      args: [DIES_MID_CALL],
-      timeoutMs: CONNECT_TIMEOUT_MS,
-    });
+    const client = await connectToDying();
     await rejection(client.callTool("doomed", {}, { timeoutMs: CALL_TIMEOUT_MS }));
     const first = client.close();
     assert.equal(client.close(), first);

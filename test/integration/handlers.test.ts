@@ -3,8 +3,14 @@
 // capabilities; without handlers they are refused or declined, never hung on.
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { connect, TetherError } from "../../src/index.ts";
-import { startStdioScript } from "../helpers/hostile.ts";
+import {
+  type Client,
+  type ClientHandlers,
+  type ConnectOptions,
+  connect,
+  TetherError,
+} from "../../src/index.ts";
+import { type StdioScript, startStdioScript } from "../helpers/hostile.ts";
 
 const LEGACY = `
 let pending;
@@ -42,6 +48,9 @@ onMessage((m) => {
 });
 `;
 
+/** The first content block's text of a tool result. */
+const textOf = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
+
 describe("server-initiated input", () => {
   const legacy = startStdioScript(LEGACY);
   const modern = startStdioScript(MODERN);
@@ -50,107 +59,89 @@ describe("server-initiated input", () => {
     modern.dispose();
   });
 
-  test("a legacy elicitation request is answered by the handler, declared in initialize", async () => {
+  /** Runs `use` with a client of `script` (no remembered era, these settings), closed afterwards either way. */
+  async function withClient(
+    script: StdioScript,
+    settings: Partial<ConnectOptions>,
+    use: (client: Client) => Promise<void>,
+  ): Promise<void> {
     const client = await connect({
-      command: legacy.command,
-      args: legacy.args,
+      command: script.command,
+      args: script.args,
       eraHints: false,
-      handlers: {
-        elicitation: async (params) => ({
-          action: "accept",
-          content: { name: String(params.message).length },
-        }),
-      },
-    });
+      ...settings,
+    } as ConnectOptions);
     try {
-      const result = await client.callTool("elicitation/create");
-      const seen = JSON.parse((result.content[0] as { text: string }).text) as {
-        answer: unknown;
-        caps: unknown;
-      };
-      assert.deepEqual(seen.answer, { action: "accept", content: { name: 10 } });
-      assert.deepEqual(seen.caps, { elicitation: {} });
+      await use(client);
     } finally {
       await client.close();
     }
+  }
+
+  test("a legacy elicitation request is answered by the handler, declared in initialize", async () => {
+    const handlers: ClientHandlers = {
+      elicitation: async (params) => ({
+        action: "accept",
+        content: { name: String(params.message).length },
+      }),
+    };
+    await withClient(legacy, { handlers }, async (client) => {
+      const result = await client.callTool("elicitation/create");
+      const seen = JSON.parse(textOf(result)) as { answer: unknown; caps: unknown };
+      assert.deepEqual(seen.answer, { action: "accept", content: { name: 10 } });
+      assert.deepEqual(seen.caps, { elicitation: {} });
+    });
   });
 
   test("without a handler the server's request is refused with -32601 and the call still completes", async () => {
-    const client = await connect({
-      command: legacy.command,
-      args: legacy.args,
-      eraHints: false,
-      call: { timeoutMs: 5000 },
-    });
-    try {
+    await withClient(legacy, { call: { timeoutMs: 5000 } }, async (client) => {
       const result = await client.callTool("sampling/createMessage");
-      const seen = JSON.parse((result.content[0] as { text: string }).text) as {
-        answer: { error: { code: number } };
-        caps: unknown;
-      };
+      const seen = JSON.parse(textOf(result)) as { answer: { error: { code: number } }; caps: unknown };
       assert.equal(seen.answer.error.code, -32601);
       assert.deepEqual(seen.caps, {});
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   test("a handler that throws is answered with a generic error, nothing of its message", async () => {
-    const client = await connect({
-      command: legacy.command,
-      args: legacy.args,
-      eraHints: false,
-      handlers: {
-        roots: () => {
-          throw new Error("secret-handler-detail");
-        },
+    const handlers: ClientHandlers = {
+      roots: () => {
+        throw new Error("secret-handler-detail");
       },
-    });
-    try {
-      const result = await client.callTool("roots/list");
-      const text = (result.content[0] as { text: string }).text;
+    };
+    await withClient(legacy, { handlers }, async (client) => {
+      const text = textOf(await client.callTool("roots/list"));
       assert.match(text, /-32603/);
       assert.ok(!text.includes("secret-handler-detail"));
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   test("a modern input_required round is answered by handlers, requestState echoed exactly, capabilities in _meta", async () => {
-    const client = await connect({
-      command: modern.command,
-      args: modern.args,
-      eraHints: false,
-      handlers: {
-        elicitation: () => ({ action: "accept", content: { name: "Ada" } }),
-        roots: () => ({ roots: [{ uri: "file:///work", name: "work" }] }),
-      },
-    });
-    try {
+    const handlers: ClientHandlers = {
+      elicitation: () => ({ action: "accept", content: { name: "Ada" } }),
+      roots: () => ({ roots: [{ uri: "file:///work", name: "work" }] }),
+    };
+    await withClient(modern, { handlers }, async (client) => {
       assert.equal(client.era, "modern");
       const result = await client.callTool("anything");
-      const seen = JSON.parse((result.content[0] as { text: string }).text) as Record<string, unknown>;
+      const seen = JSON.parse(textOf(result)) as Record<string, unknown>;
       assert.equal(seen.state, "opaque-state-1");
       assert.deepEqual(seen.responses, {
         who: { action: "accept", content: { name: "Ada" } },
         where: { roots: [{ uri: "file:///work", name: "work" }] },
       });
       assert.deepEqual(seen.caps, { elicitation: {}, roots: { listChanged: false } });
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   test("without handlers a modern elicitation is declined and roots are empty", async () => {
-    const client = await connect({ command: modern.command, args: modern.args, eraHints: false });
-    try {
-      const result = await client.callTool("anything");
-      const seen = JSON.parse((result.content[0] as { text: string }).text) as Record<string, unknown>;
-      assert.deepEqual(seen.responses, { who: { action: "decline" }, where: { roots: [] } });
-    } catch (error) {
-      assert.fail(TetherError.is(error) ? JSON.stringify(error.toJSON()) : String(error));
-    } finally {
-      await client.close();
-    }
+    await withClient(modern, {}, async (client) => {
+      try {
+        const result = await client.callTool("anything");
+        const seen = JSON.parse(textOf(result)) as Record<string, unknown>;
+        assert.deepEqual(seen.responses, { who: { action: "decline" }, where: { roots: [] } });
+      } catch (error) {
+        assert.fail(TetherError.is(error) ? JSON.stringify(error.toJSON()) : String(error));
+      }
+    });
   });
 });

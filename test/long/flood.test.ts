@@ -25,6 +25,7 @@ import {
 } from "../../src/index.ts";
 import {
   delay,
+  drainedOrClosed,
   type SseAnswer,
   scriptedLegacySse,
   sseNotificationOfBytes,
@@ -32,17 +33,15 @@ import {
 } from "../fixtures/budgets/servers.ts";
 import {
   type Handler,
-  type HostileServer,
+  hostileSet,
   json,
   legacyStreamableHandler,
   modernStreamableHandler,
   openSse,
   type Recorded,
   rpcResult,
-  type StdioScript,
-  startHttp,
-  startStdioScript,
 } from "../helpers/hostile.ts";
+import { isAlive } from "../helpers/toolkit.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -138,54 +137,14 @@ const firstText = (result: { content: unknown[] }) => (result.content[0] as { te
 
 // ---------------------------------------------------------------- bookkeeping
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
-
-async function http(handler: Handler): Promise<HostileServer> {
-  const s = await startHttp(handler);
-  servers.push(s);
-  return s;
-}
-
-async function sseServer(answer: SseAnswer): Promise<HostileServer> {
-  const s = await scriptedLegacySse(answer);
-  servers.push(s);
-  return s;
-}
-
-function script(source: string): StdioScript {
-  const s = startStdioScript(source);
-  scripts.push(s);
-  return s;
-}
-
+const kept = hostileSet();
+after(kept.closeAll);
+const { http, script } = kept;
+const sseServer = async (answer: SseAnswer) => kept.server(await scriptedLegacySse(answer));
 /** Every connection: no remembered era, so the tests stay independent. */
-async function open(options: ConnectOptions): Promise<Client> {
-  const client = await connect({ eraHints: false, ...options });
-  clients.push(client);
-  return client;
-}
+const open = async (options: ConnectOptions) => kept.client(await connect({ eraHints: false, ...options }));
 
 // ---------------------------------------------------------------- writing as fast as the peer reads
-
-/** Waits for the stream to take more, or to go away; removes both listeners either way. */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
-}
 
 interface Pump {
   /** Frames handed to the socket so far. */
@@ -205,15 +164,6 @@ function pump(res: ServerResponse, frame: Buffer): Pump {
     }
   })();
   return { frames: () => frames, gone };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------- flooding servers, one per transport
@@ -816,8 +766,7 @@ describe("P4: a client at its in-flight bound trips no listener-leak warning", (
 
 describe("C9: after every flood, nothing is left behind", () => {
   test("C9: once the clients and servers are closed, this process holds no more sockets, pipes, children or descriptors than before the first test", async () => {
-    await Promise.all(clients.map((c) => c.close()));
-    await Promise.all(servers.map((s) => s.close()));
+    await kept.closeAll();
     const settled = () =>
       JSON.stringify(ioHandles()) === JSON.stringify(atStart.handles) && openFds() === atStart.fds;
     await until(settled, SETTLE_MS, "handles and descriptors back where they started").catch(() => {});

@@ -4,10 +4,10 @@
 // (test/fixtures/budgets/memory-child.ts) so the figure is its own; the server runs here.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Flood, flood } from "../fixtures/budgets/servers.ts";
+import { type CliRun, runProcess } from "../helpers/cli.ts";
 import { legacyStreamableHandler, startHttp } from "../helpers/hostile.ts";
 
 const MiB = 1024 * 1024;
@@ -36,29 +36,12 @@ interface Report {
   outcome: Outcome;
 }
 
-function runChild(url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", CHILD], {
-      cwd: ROOT,
-      env: { ...process.env, TETHER_URL: url, FLOOD_BYTES: String(FLOOD_BYTES) },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-    });
-    const killer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`the memory probe did not finish within ${CHILD_LIMIT_MS} ms; stderr: ${stderr}`));
-    }, CHILD_LIMIT_MS);
-    child.on("close", (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr });
-    });
+function runChild(url: string): Promise<CliRun> {
+  return runProcess(process.execPath, ["--expose-gc", "--import", "tsx", CHILD], {
+    cwd: ROOT,
+    env: { ...process.env, TETHER_URL: url, FLOOD_BYTES: String(FLOOD_BYTES) },
+    timeoutMs: CHILD_LIMIT_MS,
+    name: "the memory probe",
   });
 }
 

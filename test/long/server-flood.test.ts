@@ -14,22 +14,22 @@ import { spawn } from "node:child_process";
 import type { ServerResponse } from "node:http";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type Client, connect, type LifecycleEvent } from "../../src/index.ts";
+import { type Client, type ConnectSettings, connect, type LifecycleEvent } from "../../src/index.ts";
 import {
   INBOUND_BURST,
   INBOUND_RATE_PER_SECOND,
   MAX_INBOUND_IN_FLIGHT,
 } from "../../src/jsonrpc/inbound-gate.ts";
+import { drainedOrClosed } from "../fixtures/budgets/servers.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   type HostileServer,
+  hostileSet,
   legacyStreamableHandler,
   openSse,
   type Recorded,
   rpcResult,
   type StdioScript,
-  startHttp,
-  startStdioScript,
 } from "../helpers/hostile.ts";
 
 const MiB = 1024 * 1024;
@@ -61,19 +61,28 @@ const answerBound = (ms: number) =>
 
 // ---------------------------------------------------------------- bookkeeping
 
-const servers: HostileServer[] = [];
-const scripts: StdioScript[] = [];
-const clients: Client[] = [];
-after(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  for (const s of scripts) s.dispose();
-});
+const kept = hostileSet();
+after(kept.closeAll);
+const { script } = kept;
 
-function script(source: string): StdioScript {
-  const s = startStdioScript(source);
-  scripts.push(s);
-  return s;
+/** A client of the script `s` (no remembered era) whose lifecycle events are collected, then handed to `onEvent`. */
+async function openLogged(
+  s: StdioScript,
+  extra: Partial<ConnectSettings>,
+  onEvent: (e: LifecycleEvent) => void = () => {},
+): Promise<{ client: Client; events: LifecycleEvent[] }> {
+  const events: LifecycleEvent[] = [];
+  const client = await connect({
+    command: s.command,
+    args: s.args,
+    eraHints: false,
+    onEvent: (e) => {
+      events.push(e);
+      onEvent(e);
+    },
+    ...extra,
+  });
+  return { client: kept.client(client), events };
 }
 
 /** A POST that carries one of our answers: an id, no method. */
@@ -90,7 +99,7 @@ async function httpServer(
   onAnswer: (rec: Recorded) => void = () => {},
 ): Promise<HostileServer> {
   const stock = legacyStreamableHandler({ "tools/call": (res, rec) => call(res, rec) });
-  const s = await startHttp(async (res, rec, req) => {
+  return kept.http(async (res, rec, req) => {
     if (isAnswer(rec)) {
       req.socket.once("close", () => onAnswer(rec));
       res.writeHead(202, { connection: "close" }).end();
@@ -98,8 +107,6 @@ async function httpServer(
     }
     await stock(res, rec, req);
   });
-  servers.push(s);
-  return s;
 }
 
 interface ProbeReport {
@@ -153,16 +160,7 @@ async function writeEvents(res: ServerResponse, count: number, event: (i: number
     let chunk = "";
     for (let j = i; j < i + PER_WRITE && j <= count; j++)
       chunk += `event: message\ndata: ${JSON.stringify(event(j))}\n\n`;
-    if (!res.write(chunk))
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-      });
+    if (!res.write(chunk)) await drainedOrClosed(res);
   }
 }
 
@@ -377,17 +375,9 @@ describe("S5: notifications share the budget; progress for a waiting call is its
         }
       });
     `);
-    const events: LifecycleEvent[] = [];
-    const client = await connect({
-      command: s.command,
-      args: s.args,
-      eraHints: false,
-      onEvent: (e) => {
-        events.push(e);
-        if (e.type === "inbound_dropped") throw new Error("a listener that fails");
-      },
+    const { client, events } = await openLogged(s, {}, (e) => {
+      if (e.type === "inbound_dropped") throw new Error("a listener that fails");
     });
-    clients.push(client);
     const progress: number[] = [];
     const started = performance.now();
     const result = await client.callTool("chat", {}, { onProgress: (p) => progress.push(p.progress) });
@@ -432,15 +422,9 @@ describe("S5: notifications share the budget; progress for a waiting call is its
         if (m.id === "roots-1") send({ jsonrpc: "2.0", id: call, result: { content: [{ type: "text", text: JSON.stringify(m.result ?? m.error) }] } });
       });
     `);
-    const events: LifecycleEvent[] = [];
-    const client = await connect({
-      command: s.command,
-      args: s.args,
-      eraHints: false,
-      onEvent: (e) => events.push(e),
+    const { client, events } = await openLogged(s, {
       handlers: { roots: () => ({ roots: [{ uri: "file:///work", name: "work" }] }) },
     });
-    clients.push(client);
     const result = await client.callTool("ask");
     assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), {
       roots: [{ uri: "file:///work", name: "work" }],

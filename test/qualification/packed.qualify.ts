@@ -3,7 +3,6 @@
 // and as the compiled binary, against loopback servers written here. Run by `npm run qualify`,
 // which prepares QUALIFY_APP (the install), QUALIFY_BUN and QUALIFY_BINARY.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import {
   stdioServer,
   writeSplit,
 } from "../fixtures/budgets/servers.ts";
+import { type CliRun, runProcess } from "../helpers/cli.ts";
 import {
   destroy,
   type HostileServer,
@@ -34,48 +34,22 @@ const BIN_JS = join(APP, "node_modules", "mcp-tether", "dist", "tether.mjs");
 
 const CANARIES = ["qual-TOKEN-5f1c9e", "qual-QUERY-77ab20", "qual-HEADER-c0ffee"];
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+type Outcome = CliRun;
 
+/** Runs a command of the install (in its folder), Ctrl-C once `sigintWhen` resolves. */
 function exec(
   cmd: string,
   args: string[],
   opts: { env?: Record<string, string>; sigintWhen?: Promise<unknown> } = {},
 ): Promise<Outcome> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd: APP,
-      env: { ...process.env, NO_COLOR: "1", ...opts.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const kill = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${cmd} ${args.join(" ")} did not exit within 30 s`));
-    }, 30_000);
-    // Ctrl-C once the event the caller names has happened (the request reached the server), so
-    // the signal never lands before the CLI is listening for it, however slow its start.
-    let closed = false;
-    void opts.sigintWhen?.then(() => {
-      if (!closed) child.kill("SIGINT");
-    });
-    child.on("close", (code) => {
-      closed = true;
-      clearTimeout(kill);
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
+  // Ctrl-C once the event the caller names has happened (the request reached the server), so
+  // the signal never lands before the CLI is listening for it, however slow its start.
+  return runProcess(cmd, args, {
+    cwd: APP,
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    timeoutMs: 30_000,
+    name: `${cmd} ${args.join(" ")}`,
+    signalWhen: opts.sigintWhen ? { signal: "SIGINT", ready: opts.sigintWhen } : undefined,
   });
 }
 
