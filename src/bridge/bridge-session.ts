@@ -15,7 +15,6 @@
 import { randomUUID } from "node:crypto";
 import { getEventListeners } from "node:events";
 import type { CallOptions, Client, Progress } from "../client/api.ts";
-import type { Tool } from "../client/results.ts";
 import { connect } from "../connect/connect.ts";
 import type { Era } from "../errors/codes.ts";
 import { closedError, protocolError } from "../errors/failures.ts";
@@ -34,6 +33,7 @@ import { isFailure, isNotification, isRequest } from "../jsonrpc/messages.ts";
 import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
+import { ToolListing } from "./tool-listing.ts";
 import {
   capabilitiesFor,
   declaredCapabilities,
@@ -155,13 +155,7 @@ export class BridgeSession {
   #serverInfoMeta: JsonObject | undefined;
   /** Controllers of answered requests, never aborted and listened to by no one: see #recycle. */
   readonly #spare: AbortController[] = [];
-  /** The one tool listing under way for the client's catalog (see #knowTools). */
-  #listing: Promise<void> | undefined;
-  /** Tool names called that this listing was seen to lack (see #knowTools). */
-  #unlisted: { listing: readonly Tool[] | undefined; names: Set<string> } = {
-    listing: undefined,
-    names: new Set(),
-  };
+  readonly #tools = new ToolListing();
 
   constructor(options: BridgeSessionOptions) {
     const { link } = options;
@@ -309,7 +303,7 @@ export class BridgeSession {
         return this.#listen(client, entry, params);
     }
     const forwarded = withoutEnvelope(params);
-    if (req.method === "tools/call") await this.#knowTools(client, forwarded?.name);
+    if (req.method === "tools/call") await this.#tools.beforeCall(client, forwarded?.name);
     const options = this.#forwardOptions(entry, forwarded);
     entry.forwarded = true;
     if (entry.modern && MRTR_METHODS.has(req.method)) {
@@ -347,39 +341,6 @@ export class BridgeSession {
     if (p.message !== undefined) params.message = p.message;
     const related = entry.rounds ? (entry.rounds.carrier ?? entry.id) : entry.id;
     this.#o.link.send({ jsonrpc: "2.0", method: "notifications/progress", params }, related);
-  }
-
-  /**
-   * A 2026-07-28 HTTP server reads the arguments a tool marks with `x-mcp-header` from
-   * `Mcp-Param-*` headers too, and refuses a call without them. The client mirrors them from its
-   * tool catalog, as it does for a direct call; the catalog is filled by a listing, so the bridge
-   * lists the tools before a call when the client holds no listing (at the start, and after the
-   * server said its tools changed) or when the listing it holds lacks the tool called (one the
-   * server added since; a modern server need not say so). A name the current listing was seen to
-   * lack does not list again until there is a new listing. A listing that fails leaves the call to
-   * go as it is. The listing serves every call waiting for it, so no one host request's
-   * cancellation ends it; the discovery budget bounds it.
-   */
-  async #knowTools(client: Client, name: unknown): Promise<void> {
-    if (client.era !== "modern" || client.transportMode === "stdio") return;
-    const known = client.cachedTools;
-    if (known !== this.#unlisted.listing) this.#unlisted = { listing: known, names: new Set() };
-    if (known !== undefined) {
-      if (typeof name !== "string" || this.#unlisted.names.has(name)) return;
-      if (known.some((tool) => tool.name === name)) return;
-    }
-    this.#listing ??= client.listTools().then(
-      () => {},
-      () => {},
-    );
-    const listing = this.#listing;
-    await listing;
-    if (this.#listing === listing) this.#listing = undefined;
-    const now = client.cachedTools;
-    if (typeof name === "string" && now !== undefined && !now.some((tool) => tool.name === name)) {
-      if (now !== this.#unlisted.listing) this.#unlisted = { listing: now, names: new Set() };
-      this.#unlisted.names.add(name);
-    }
   }
 
   /** A legacy host's handshake: the target is reached first, so its answer is the server's. */
