@@ -15,12 +15,11 @@
 import { randomUUID } from "node:crypto";
 import { getEventListeners } from "node:events";
 import type { CallOptions, Client, Progress } from "../client/api.ts";
-import { connect } from "../connect/connect.ts";
 import type { Era } from "../errors/codes.ts";
-import { closedError, protocolError } from "../errors/failures.ts";
+import { protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { UNSUPPORTED_VERSION } from "../errors/rpc-codes.ts";
-import { asTetherError, type TetherError } from "../errors/tether-error.ts";
+import type { TetherError } from "../errors/tether-error.ts";
 import type {
   JsonObject,
   JsonRpcErrorObject,
@@ -49,6 +48,7 @@ import {
   rpcErrorFor,
   withoutEnvelope,
 } from "./translate.ts";
+import { Upstream } from "./upstream.ts";
 
 /** Where the session's messages to the host go. */
 export interface HostLink {
@@ -137,22 +137,16 @@ const SPARE_CONTROLLERS = 64;
 
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
-  #client: Promise<Client> | undefined;
-  #ready: Client | undefined;
+  readonly #upstream: Upstream;
   /** `legacy` once the host initialized; `modern` once it sent an enveloped request first. */
   #hostEra: Era | undefined;
   #initialized = false;
   #initializing: Promise<JsonObject> | undefined;
-  #hostCaps: JsonObject = {};
-  #clientInfo: { name: string; version: string } | undefined;
   readonly #inflight = new Map<string, InFlight>();
   readonly #rounds = new Map<string, Rounds>();
   readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   #logLevel: string | undefined;
   #closed = false;
-  #fatal = false;
-  /** The server's name as replies to a modern host carry it, made once per connection. */
-  #serverInfoMeta: JsonObject | undefined;
   /** Controllers of answered requests, never aborted and listened to by no one: see #recycle. */
   readonly #spare: AbortController[] = [];
   readonly #tools = new ToolListing();
@@ -162,6 +156,14 @@ export class BridgeSession {
     // S4: every message to the host (results, listings, instructions, logs, progress, requests
     // forwarded to it, errors) passes the result rule on its way out, here and nowhere else.
     this.#o = { ...options, link: { send: (message, related) => link.send(this.#redact(message), related) } };
+    this.#upstream = new Upstream({
+      connect: options.connect,
+      redactor: options.redactor,
+      bridgeInfo: options.bridgeInfo,
+      handlers: (caps) => this.#handlers(caps),
+      onNotification: (n) => this.#serverNotification(n),
+      onFatal: options.onFatal,
+    });
   }
 
   /**
@@ -169,7 +171,8 @@ export class BridgeSession {
    * up (it holds ours too, and the OAuth tokens met since), by ours before.
    */
   #redact<T>(message: T): T {
-    return this.#ready ? this.#ready.redact(message) : this.#o.redactor.redactDocument(message);
+    const ready = this.#upstream.ready;
+    return ready ? ready.redact(message) : this.#o.redactor.redactDocument(message);
   }
 
   /** Requests the host has not yet been answered on. */
@@ -206,8 +209,7 @@ export class BridgeSession {
     for (const r of this.#rounds.values()) r.controller.abort(new Error("the host went away"));
     for (const w of this.#outgoing.values()) w.reject(new Error("the host went away"));
     this.#outgoing.clear();
-    const client = this.#client;
-    if (client) await client.then((c) => c.close()).catch(() => {});
+    await this.#upstream.close();
   }
 
   // ---- host requests ----
@@ -234,7 +236,8 @@ export class BridgeSession {
         return;
       }
       this.#hostEra ??= "modern";
-      if (!this.#client) this.#learnHost(declaredCapabilities(req.params), meta[META_CLIENT_INFO]);
+      if (!this.#upstream.started)
+        this.#upstream.learnHost(declaredCapabilities(req.params), meta[META_CLIENT_INFO]);
     }
     const entry: InFlight = {
       id: req.id,
@@ -274,7 +277,7 @@ export class BridgeSession {
         "the host sent a request before initialize",
       );
     // Once connected, the client is at hand: no await (and no turn of the event loop) per request.
-    const client = this.#ready ?? (await this.#upstream());
+    const client = this.#upstream.ready ?? (await this.#upstream.client());
     const signal = entry.controller.signal;
     if (entry.modern) {
       const level = metaOf(params)[META_LOG_LEVEL];
@@ -351,8 +354,8 @@ export class BridgeSession {
         "already_initialized",
         "initialize was already sent",
       );
-    this.#learnHost(isObject(params?.capabilities) ? params.capabilities : {}, params?.clientInfo);
-    const client = await this.#upstream();
+    this.#upstream.learnHost(isObject(params?.capabilities) ? params.capabilities : {}, params?.clientInfo);
+    const client = await this.#upstream.client();
     this.#initialized = true;
     this.#hostEra = "legacy";
     const asked = params?.protocolVersion;
@@ -360,7 +363,7 @@ export class BridgeSession {
     const result: JsonObject = {
       protocolVersion: version,
       capabilities: capabilitiesFor("legacy", client.era, client.serverCapabilities),
-      serverInfo: this.#serverInfo(client),
+      serverInfo: this.#upstream.serverInfo(client),
     };
     if (client.instructions !== undefined) result.instructions = client.instructions;
     return result;
@@ -642,7 +645,7 @@ export class BridgeSession {
         return;
       }
     }
-    const client = this.#ready;
+    const client = this.#upstream.ready;
     if (!client) return;
     // The host's own news (roots changed, say) reaches a server of an era that knows it.
     if (client.era === "modern" && n.method === "notifications/roots/list_changed") return;
@@ -650,7 +653,7 @@ export class BridgeSession {
   }
 
   async #endListen(entry: InFlight): Promise<void> {
-    const client = this.#ready;
+    const client = this.#upstream.ready;
     if (!client || !entry.listen) return;
     for (const uri of entry.listen.uris) await client.unsubscribeResource(uri).catch(() => {});
   }
@@ -689,69 +692,6 @@ export class BridgeSession {
     }
   }
 
-  // ---- the upstream connection ----
-
-  #learnHost(caps: JsonObject, info: unknown): void {
-    if (this.#client) return;
-    this.#hostCaps = caps;
-    if (isObject(info) && typeof info.name === "string")
-      this.#clientInfo = { name: info.name, version: typeof info.version === "string" ? info.version : "0" };
-  }
-
-  #upstream(): Promise<Client> {
-    this.#client ??= this.#open();
-    return this.#client;
-  }
-
-  async #open(): Promise<Client> {
-    let established = false;
-    const o = this.#o.connect;
-    try {
-      const client = await connect({
-        ...o,
-        secrets: [...(o.secrets ?? []), ...this.#o.redactor.secrets],
-        handlers: this.#handlers(this.#hostCaps),
-        clientInfo: this.#clientInfo ?? o.clientInfo,
-        listen: true,
-        onEvent: (event) => {
-          o.onEvent?.(event);
-          if (established && event.type === "closed" && event.closure !== "closed_by_client")
-            this.#lost(
-              closedError({ stage: "call", phase: "call" }, event.closure, "the server's connection ended"),
-            );
-        },
-      });
-      established = true;
-      this.#ready = client;
-      client.onNotification("*", (n) => this.#serverNotification(n));
-      if (this.#closed) await client.close();
-      return client;
-    } catch (error) {
-      this.#lost(asTetherError(error, { stage: "config", phase: "discovery", redactor: this.#o.redactor }));
-      throw error;
-    }
-  }
-
-  #lost(error: TetherError): void {
-    if (this.#fatal || this.#closed) return;
-    this.#fatal = true;
-    // The requests still open are answered by their own failures; the holder ends the session after.
-    // Two turns later: the replies this failure causes go out first (see #afterNotifications).
-    setImmediate(() => setImmediate(() => this.#o.onFatal?.(error)));
-  }
-
-  #serverInfo(client: Client): JsonObject {
-    this.#serverInfoMeta ??= this.#describeServer(client);
-    return this.#serverInfoMeta;
-  }
-
-  #describeServer(client: Client): JsonObject {
-    const info = client.serverInfo;
-    return info && typeof info.name === "string"
-      ? { name: info.name, version: info.version ?? "0" }
-      : { ...this.#o.bridgeInfo };
-  }
-
   // ---- answering the host ----
 
   /**
@@ -780,12 +720,12 @@ export class BridgeSession {
 
   #reply(entry: InFlight, result: JsonObject): void {
     if (!this.#release(entry)) return;
-    const client = this.#ready;
+    const client = this.#upstream.ready;
     const shaped = resultFor(
       entry.modern ? "modern" : "legacy",
       entry.rounds?.method ?? entry.method,
       result,
-      client ? this.#serverInfo(client) : undefined,
+      client ? this.#upstream.serverInfo(client) : undefined,
     );
     this.#afterNotifications(() =>
       this.#o.link.send({ jsonrpc: "2.0", id: entry.id, result: shaped }, entry.id),
