@@ -13,7 +13,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { getEventListeners } from "node:events";
 import type { CallOptions, Client, Progress } from "../client/api.ts";
 import type { Era } from "../errors/codes.ts";
 import { protocolError } from "../errors/failures.ts";
@@ -23,7 +22,6 @@ import type { TetherError } from "../errors/tether-error.ts";
 import type {
   JsonObject,
   JsonRpcErrorObject,
-  JsonRpcId,
   JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
@@ -32,6 +30,7 @@ import { isFailure, isNotification, isRequest } from "../jsonrpc/messages.ts";
 import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
+import { type HostLink, type InFlight, OpenRequests, type Rounds } from "./open-requests.ts";
 import { ToolListing } from "./tool-listing.ts";
 import {
   capabilitiesFor,
@@ -44,20 +43,11 @@ import {
   META_SUBSCRIPTION_ID,
   metaOf,
   refusal,
-  resultFor,
-  rpcErrorFor,
   withoutEnvelope,
 } from "./translate.ts";
 import { Upstream } from "./upstream.ts";
 
-/** Where the session's messages to the host go. */
-export interface HostLink {
-  /**
-   * Sends one message to the host. `related` names the host request it belongs to: HTTP sends
-   * it on that request's response stream while it is open.
-   */
-  send(message: JsonRpcMessage, related?: JsonRpcId): void;
-}
+export type { HostLink } from "./open-requests.ts";
 
 export interface BridgeSessionOptions {
   /** How to reach the target: the bridge adds handlers, clientInfo, listen and its event hook. */
@@ -83,57 +73,10 @@ const LISTEN_FILTER: Record<string, string> = {
   "notifications/resources/list_changed": "resourcesListChanged",
 };
 
-/** A server request waiting for a modern host's answer, carried in an `input_required` round. */
-interface Asked {
-  method: string;
-  params: JsonObject;
-  sent: boolean;
-  resolve: (answer: JsonObject) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * A modern host's request still running upstream. Its `carrier` is the host request that will
- * receive what comes next (the result, or the next round of questions); between rounds there is
- * none, and what arrives waits for the host's retry.
- */
-interface Rounds {
-  /** Named (and registered for the host's retry) when a first round goes out; most requests have none. */
-  token: string | undefined;
-  carrier: JsonRpcId | undefined;
-  caps: JsonObject;
-  asked: Map<string, Asked>;
-  settled?: { result?: JsonObject; error?: unknown };
-  controller: AbortController;
-  method: string;
-}
-
-/** One host request the bridge is working on. */
-interface InFlight {
-  id: JsonRpcId;
-  method: string;
-  modern: boolean;
-  controller: AbortController;
-  /**
-   * Its controller served a request forwarded with `client.request`, whose listener on the signal
-   * is gone once that request settled: when the entry is answered, the controller may serve the
-   * next request (see #recycle).
-   */
-  forwarded?: boolean;
-  /** A modern host asked for log messages with this request. */
-  logs: boolean;
-  rounds?: Rounds;
-  /** A modern host's `subscriptions/listen`: what it asked for, and the URIs subscribed upstream. */
-  listen?: { filter: JsonObject; uris: string[] };
-}
-
 let bridgeRequests = 0;
 
 /** How long an upstream outcome waits for the modern host's retry that would carry it. */
 const UNCLAIMED_ROUND_MS = 5 * 60 * 1000;
-
-/** Controllers kept for reuse (see #recycle): about as many as requests a host has open at once. */
-const SPARE_CONTROLLERS = 64;
 
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
@@ -142,13 +85,11 @@ export class BridgeSession {
   #hostEra: Era | undefined;
   #initialized = false;
   #initializing: Promise<JsonObject> | undefined;
-  readonly #inflight = new Map<string, InFlight>();
+  readonly #open: OpenRequests;
   readonly #rounds = new Map<string, Rounds>();
   readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   #logLevel: string | undefined;
   #closed = false;
-  /** Controllers of answered requests, never aborted and listened to by no one: see #recycle. */
-  readonly #spare: AbortController[] = [];
   readonly #tools = new ToolListing();
 
   constructor(options: BridgeSessionOptions) {
@@ -156,6 +97,14 @@ export class BridgeSession {
     // S4: every message to the host (results, listings, instructions, logs, progress, requests
     // forwarded to it, errors) passes the result rule on its way out, here and nowhere else.
     this.#o = { ...options, link: { send: (message, related) => link.send(this.#redact(message), related) } };
+    this.#open = new OpenRequests({
+      send: this.#o.link.send,
+      redactor: options.redactor,
+      serverInfo: () => {
+        const client = this.#upstream.ready;
+        return client ? this.#upstream.serverInfo(client) : undefined;
+      },
+    });
     this.#upstream = new Upstream({
       connect: options.connect,
       redactor: options.redactor,
@@ -177,7 +126,7 @@ export class BridgeSession {
 
   /** Requests the host has not yet been answered on. */
   get pending(): number {
-    return this.#inflight.size;
+    return this.#open.size;
   }
 
   /** One message from the host. */
@@ -205,7 +154,7 @@ export class BridgeSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const f of this.#inflight.values()) f.controller.abort(new Error("the host went away"));
+    this.#open.close("the host went away");
     for (const r of this.#rounds.values()) r.controller.abort(new Error("the host went away"));
     for (const w of this.#outgoing.values()) w.reject(new Error("the host went away"));
     this.#outgoing.clear();
@@ -215,17 +164,19 @@ export class BridgeSession {
   // ---- host requests ----
 
   async #request(req: JsonRpcRequest): Promise<void> {
-    const key = String(req.id);
     const meta = metaOf(req.params);
     const version = meta[META_PROTOCOL_VERSION];
     const modern = typeof version === "string";
-    if (this.#inflight.has(key)) {
-      this.#error(req.id, refusal(INVALID_REQUEST, "duplicate_id", "a request with this id is still open"));
+    if (this.#open.has(req.id)) {
+      this.#open.error(
+        req.id,
+        refusal(INVALID_REQUEST, "duplicate_id", "a request with this id is still open"),
+      );
       return;
     }
     if (modern) {
       if (!isKnownVersion(version) || eraOf(version) !== "modern") {
-        this.#error(req.id, {
+        this.#open.error(req.id, {
           code: UNSUPPORTED_VERSION,
           message: "unsupported protocol version",
           data: {
@@ -243,7 +194,7 @@ export class BridgeSession {
       id: req.id,
       method: req.method,
       modern,
-      controller: this.#spare.pop() ?? new AbortController(),
+      controller: this.#open.controller(),
       logs: modern && typeof meta[META_LOG_LEVEL] === "string",
     };
     // A modern host's retry of a request that asked it something continues that request.
@@ -252,12 +203,12 @@ export class BridgeSession {
       this.#continueRounds(req, entry, this.#rounds.get(state)!);
       return;
     }
-    this.#inflight.set(key, entry);
+    this.#open.add(entry);
     try {
       const result = await this.#dispatch(req, entry);
-      if (result !== undefined) this.#reply(entry, result);
+      if (result !== undefined) this.#open.reply(entry, result);
     } catch (error) {
-      this.#fail(entry, error);
+      this.#open.fail(entry, error);
     }
   }
 
@@ -468,23 +419,26 @@ export class BridgeSession {
 
   #deliver(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
     if (rounds.token !== undefined) this.#rounds.delete(rounds.token);
-    const entry = this.#inflight.get(String(rounds.carrier));
+    const entry = this.#open.get(rounds.carrier);
     if (!entry) return;
-    if (outcome.result !== undefined) this.#reply(entry, outcome.result);
-    else this.#fail(entry, outcome.error);
+    if (outcome.result !== undefined) this.#open.reply(entry, outcome.result);
+    else this.#open.fail(entry, outcome.error);
   }
 
   /** The host's retry: its answers go to the waiting server requests, and it carries what comes next. */
   #continueRounds(req: JsonRpcRequest, entry: InFlight, rounds: Rounds): void {
     if (rounds.carrier !== undefined) {
-      this.#error(req.id, refusal(INVALID_REQUEST, "request_state_in_use", "that request is still running"));
+      this.#open.error(
+        req.id,
+        refusal(INVALID_REQUEST, "request_state_in_use", "that request is still running"),
+      );
       return;
     }
     entry.rounds = rounds;
     // The retry's own controller was never used: the running request's is the one that cancels.
-    this.#recycle(entry.controller);
+    this.#open.recycle(entry.controller);
     entry.controller = rounds.controller;
-    this.#inflight.set(String(req.id), entry);
+    this.#open.add(entry);
     rounds.carrier = req.id;
     const responses = isObject(req.params?.inputResponses) ? req.params.inputResponses : {};
     for (const [key, asked] of rounds.asked) {
@@ -514,14 +468,14 @@ export class BridgeSession {
       inputRequests[key] = { method: asked.method, params: asked.params };
     }
     if (Object.keys(inputRequests).length === 0) return;
-    const carrier = this.#inflight.get(String(rounds.carrier));
+    const carrier = this.#open.get(rounds.carrier);
     rounds.carrier = undefined;
     if (!carrier) return;
     if (rounds.token === undefined) {
       rounds.token = `tether-bridge-${randomUUID()}`;
       this.#rounds.set(rounds.token, rounds);
     }
-    this.#inflight.delete(String(carrier.id));
+    this.#open.delete(carrier.id);
     this.#o.link.send(
       {
         jsonrpc: "2.0",
@@ -548,7 +502,7 @@ export class BridgeSession {
   #askHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
     if (this.#hostEra === "modern") return this.#askModernHost(method, params, signal);
     const id = `tether-bridge-${++bridgeRequests}`;
-    const related = this.#inflight.size === 1 ? [...this.#inflight.values()][0]!.id : undefined;
+    const related = this.#open.sole();
     return new Promise<JsonObject>((resolve, reject) => {
       const onAbort = () => {
         this.#outgoing.delete(id);
@@ -582,7 +536,7 @@ export class BridgeSession {
    */
   #askModernHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
     const running = [
-      ...new Set([...this.#inflight.values()].map((f) => f.rounds).filter((r) => r !== undefined)),
+      ...new Set([...this.#open.values()].map((f) => f.rounds).filter((r) => r !== undefined)),
     ];
     const rounds = running.length === 1 ? running[0]! : undefined;
     if (!rounds)
@@ -637,9 +591,9 @@ export class BridgeSession {
         return;
       case "notifications/cancelled": {
         const id = n.params?.requestId;
-        const entry = id === undefined ? undefined : this.#inflight.get(String(id));
+        const entry = id === undefined ? undefined : this.#open.get(id);
         if (!entry) return;
-        this.#inflight.delete(String(entry.id));
+        this.#open.delete(entry.id);
         entry.controller.abort(new Error("cancelled by the host"));
         if (entry.listen) await this.#endListen(entry);
         return;
@@ -669,16 +623,16 @@ export class BridgeSession {
     if (this.#hostEra !== "modern") {
       // The client's own listen stream (a modern server) is its business; its tag is not the host's.
       if (n.method === "notifications/subscriptions/acknowledged" || !this.#initialized) return;
-      this.#o.link.send({ ...message, params: withoutTag(n.params) }, this.#soleRequest());
+      this.#o.link.send({ ...message, params: withoutTag(n.params) }, this.#open.sole());
       return;
     }
     if (n.method === "notifications/message") {
-      const asker = [...this.#inflight.values()].find((f) => f.logs);
+      const asker = [...this.#open.values()].find((f) => f.logs);
       if (asker) this.#o.link.send(message, asker.id);
       return;
     }
     const filterKey = LISTEN_FILTER[n.method];
-    for (const f of this.#inflight.values()) {
+    for (const f of this.#open.values()) {
       if (!f.listen) continue;
       const wanted =
         filterKey !== undefined
@@ -690,70 +644,6 @@ export class BridgeSession {
         f.id,
       );
     }
-  }
-
-  // ---- answering the host ----
-
-  /**
-   * Answers take the entry out of the open requests: the host can no longer cancel it, and a
-   * forwarded request's upstream has settled, so its controller is free again.
-   */
-  #release(entry: InFlight): boolean {
-    const key = String(entry.id);
-    if (this.#inflight.get(key) !== entry) return false;
-    this.#inflight.delete(key);
-    if (entry.forwarded) this.#recycle(entry.controller);
-    return true;
-  }
-
-  /**
-   * Keeps a controller for a later request. An AbortSignal is the one costly object per bridged
-   * request (an event target, made and then listened to by the client's call clock), and one that
-   * never aborted and has no listener left is as good as new. One that aborted, or that something
-   * still listens to, is left to the garbage collector.
-   */
-  #recycle(controller: AbortController): void {
-    if (this.#closed || this.#spare.length >= SPARE_CONTROLLERS || controller.signal.aborted) return;
-    if (getEventListeners(controller.signal, "abort").length > 0) return;
-    this.#spare.push(controller);
-  }
-
-  #reply(entry: InFlight, result: JsonObject): void {
-    if (!this.#release(entry)) return;
-    const client = this.#upstream.ready;
-    const shaped = resultFor(
-      entry.modern ? "modern" : "legacy",
-      entry.rounds?.method ?? entry.method,
-      result,
-      client ? this.#upstream.serverInfo(client) : undefined,
-    );
-    this.#afterNotifications(() =>
-      this.#o.link.send({ jsonrpc: "2.0", id: entry.id, result: shaped }, entry.id),
-    );
-  }
-
-  #fail(entry: InFlight, error: unknown): void {
-    // A request the host cancelled is not answered (the spec's rule for cancelled requests).
-    if (!this.#release(entry)) return;
-    const reply = { jsonrpc: "2.0" as const, id: entry.id, error: rpcErrorFor(error, this.#o.redactor) };
-    this.#afterNotifications(() => this.#o.link.send(reply, entry.id));
-  }
-
-  /**
-   * The client hands notifications to their handlers a turn of the event loop later; a reply
-   * waits that same turn, so what the server sent before its reply (log lines, list changes)
-   * reaches the host before it too. Progress goes out as it arrives, through its request's listener.
-   */
-  #afterNotifications(send: () => void): void {
-    setImmediate(send);
-  }
-
-  #error(id: JsonRpcId, error: JsonRpcErrorObject): void {
-    this.#o.link.send({ jsonrpc: "2.0", id, error }, id);
-  }
-
-  #soleRequest(): JsonRpcId | undefined {
-    return this.#inflight.size === 1 ? [...this.#inflight.values()][0]!.id : undefined;
   }
 }
 
