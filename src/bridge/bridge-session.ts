@@ -12,7 +12,6 @@
  * answered with a JSON-RPC error that says so; nothing is dropped in silence.
  */
 
-import { randomUUID } from "node:crypto";
 import type { CallOptions, Client, Progress } from "../client/api.ts";
 import type { Era } from "../errors/codes.ts";
 import { protocolError } from "../errors/failures.ts";
@@ -30,7 +29,8 @@ import { isFailure, isNotification, isRequest } from "../jsonrpc/messages.ts";
 import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
-import { type HostLink, type InFlight, OpenRequests, type Rounds } from "./open-requests.ts";
+import { InputRounds, MRTR_METHODS } from "./input-rounds.ts";
+import { type HostLink, type InFlight, OpenRequests } from "./open-requests.ts";
 import { ToolListing } from "./tool-listing.ts";
 import {
   capabilitiesFor,
@@ -63,9 +63,6 @@ export interface BridgeSessionOptions {
   onFatal?: (error: TetherError) => void;
 }
 
-/** Requests a modern server may answer with `input_required`, and so a modern host may be asked through. */
-const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
-
 /** Notifications a modern host receives only on a `subscriptions/listen` stream that asked for them. */
 const LISTEN_FILTER: Record<string, string> = {
   "notifications/tools/list_changed": "toolsListChanged",
@@ -75,9 +72,6 @@ const LISTEN_FILTER: Record<string, string> = {
 
 let bridgeRequests = 0;
 
-/** How long an upstream outcome waits for the modern host's retry that would carry it. */
-const UNCLAIMED_ROUND_MS = 5 * 60 * 1000;
-
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
   readonly #upstream: Upstream;
@@ -86,7 +80,7 @@ export class BridgeSession {
   #initialized = false;
   #initializing: Promise<JsonObject> | undefined;
   readonly #open: OpenRequests;
-  readonly #rounds = new Map<string, Rounds>();
+  readonly #rounds: InputRounds;
   readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   #logLevel: string | undefined;
   #closed = false;
@@ -105,6 +99,7 @@ export class BridgeSession {
         return client ? this.#upstream.serverInfo(client) : undefined;
       },
     });
+    this.#rounds = new InputRounds(this.#open, this.#o.link.send);
     this.#upstream = new Upstream({
       connect: options.connect,
       redactor: options.redactor,
@@ -155,7 +150,7 @@ export class BridgeSession {
     if (this.#closed) return;
     this.#closed = true;
     this.#open.close("the host went away");
-    for (const r of this.#rounds.values()) r.controller.abort(new Error("the host went away"));
+    this.#rounds.close("the host went away");
     for (const w of this.#outgoing.values()) w.reject(new Error("the host went away"));
     this.#outgoing.clear();
     await this.#upstream.close();
@@ -198,11 +193,7 @@ export class BridgeSession {
       logs: modern && typeof meta[META_LOG_LEVEL] === "string",
     };
     // A modern host's retry of a request that asked it something continues that request.
-    const state = modern ? req.params?.requestState : undefined;
-    if (typeof state === "string" && this.#rounds.has(state)) {
-      this.#continueRounds(req, entry, this.#rounds.get(state)!);
-      return;
-    }
+    if (modern && this.#rounds.resume(req, entry)) return;
     this.#open.add(entry);
     try {
       const result = await this.#dispatch(req, entry);
@@ -261,7 +252,7 @@ export class BridgeSession {
     const options = this.#forwardOptions(entry, forwarded);
     entry.forwarded = true;
     if (entry.modern && MRTR_METHODS.has(req.method)) {
-      this.#startRounds(client, req, entry, forwarded, options);
+      this.#rounds.start(client, req, entry, forwarded, options);
       return undefined;
     }
     return client.request(req.method, forwarded, options);
@@ -379,113 +370,6 @@ export class BridgeSession {
     this.#logLevel = level;
   }
 
-  // ---- modern hosts: input_required rounds ----
-
-  #startRounds(
-    client: Client,
-    req: JsonRpcRequest,
-    entry: InFlight,
-    params: JsonObject | undefined,
-    options: CallOptions,
-  ): void {
-    const rounds: Rounds = {
-      token: undefined,
-      carrier: req.id,
-      caps: declaredCapabilities(req.params),
-      asked: new Map(),
-      controller: entry.controller,
-      method: req.method,
-    };
-    entry.rounds = rounds;
-    client.request(req.method, params, options).then(
-      (result) => this.#settleRounds(rounds, { result }),
-      (error) => this.#settleRounds(rounds, { error }),
-    );
-  }
-
-  /** The upstream request ended: its carrier gets the outcome, or the next retry will. */
-  #settleRounds(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
-    for (const a of rounds.asked.values()) a.reject(new Error("the request ended"));
-    rounds.asked.clear();
-    if (rounds.carrier === undefined) {
-      rounds.settled = outcome;
-      // A host that never retries does not keep the outcome alive for ever.
-      const token = rounds.token;
-      if (token !== undefined) setTimeout(() => this.#rounds.delete(token), UNCLAIMED_ROUND_MS).unref();
-      return;
-    }
-    this.#deliver(rounds, outcome);
-  }
-
-  #deliver(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
-    if (rounds.token !== undefined) this.#rounds.delete(rounds.token);
-    const entry = this.#open.get(rounds.carrier);
-    if (!entry) return;
-    if (outcome.result !== undefined) this.#open.reply(entry, outcome.result);
-    else this.#open.fail(entry, outcome.error);
-  }
-
-  /** The host's retry: its answers go to the waiting server requests, and it carries what comes next. */
-  #continueRounds(req: JsonRpcRequest, entry: InFlight, rounds: Rounds): void {
-    if (rounds.carrier !== undefined) {
-      this.#open.error(
-        req.id,
-        refusal(INVALID_REQUEST, "request_state_in_use", "that request is still running"),
-      );
-      return;
-    }
-    entry.rounds = rounds;
-    // The retry's own controller was never used: the running request's is the one that cancels.
-    this.#open.recycle(entry.controller);
-    entry.controller = rounds.controller;
-    this.#open.add(entry);
-    rounds.carrier = req.id;
-    const responses = isObject(req.params?.inputResponses) ? req.params.inputResponses : {};
-    for (const [key, asked] of rounds.asked) {
-      if (!asked.sent) continue;
-      rounds.asked.delete(key);
-      const answer = responses[key];
-      if (isObject(answer)) asked.resolve(answer);
-      else
-        asked.reject(
-          protocolError({ stage: "call", phase: "call" }, "input_missing", "the host gave no answer"),
-        );
-    }
-    if (rounds.settled) {
-      this.#deliver(rounds, rounds.settled);
-      return;
-    }
-    this.#flushRounds(rounds);
-  }
-
-  /** Sends the questions not yet asked to the carrier as an `input_required` result. */
-  #flushRounds(rounds: Rounds): void {
-    if (rounds.carrier === undefined) return;
-    const inputRequests: JsonObject = {};
-    for (const [key, asked] of rounds.asked) {
-      if (asked.sent) continue;
-      asked.sent = true;
-      inputRequests[key] = { method: asked.method, params: asked.params };
-    }
-    if (Object.keys(inputRequests).length === 0) return;
-    const carrier = this.#open.get(rounds.carrier);
-    rounds.carrier = undefined;
-    if (!carrier) return;
-    if (rounds.token === undefined) {
-      rounds.token = `tether-bridge-${randomUUID()}`;
-      this.#rounds.set(rounds.token, rounds);
-    }
-    this.#open.delete(carrier.id);
-    this.#o.link.send(
-      {
-        jsonrpc: "2.0",
-        id: carrier.id,
-        result: { resultType: "input_required", inputRequests, requestState: rounds.token },
-      },
-      carrier.id,
-    );
-  }
-
   // ---- server requests to the host ----
 
   /** Handlers for what the host declared it can answer: each server request goes to the host. */
@@ -500,7 +384,8 @@ export class BridgeSession {
   }
 
   #askHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
-    if (this.#hostEra === "modern") return this.#askModernHost(method, params, signal);
+    if (this.#hostEra === "modern")
+      return this.#rounds.ask(method, params, signal, () => `q${++bridgeRequests}`);
     const id = `tether-bridge-${++bridgeRequests}`;
     const related = this.#open.sole();
     return new Promise<JsonObject>((resolve, reject) => {
@@ -527,59 +412,6 @@ export class BridgeSession {
         },
       });
       this.#o.link.send({ jsonrpc: "2.0", id, method, params }, related);
-    });
-  }
-
-  /**
-   * A modern host answers only in a round of the request the question belongs to. The bridge
-   * knows which one when exactly one such request is running; otherwise the server is refused.
-   */
-  #askModernHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
-    const running = [
-      ...new Set([...this.#open.values()].map((f) => f.rounds).filter((r) => r !== undefined)),
-    ];
-    const rounds = running.length === 1 ? running[0]! : undefined;
-    if (!rounds)
-      return Promise.reject(
-        protocolError(
-          { stage: "call", phase: "call" },
-          "input_unroutable",
-          "the server asked the host for input outside a request the host can answer it in",
-        ),
-      );
-    const capability =
-      method === "sampling/createMessage" ? "sampling" : method === "roots/list" ? "roots" : "elicitation";
-    if (!isObject(rounds.caps[capability]))
-      return Promise.reject(
-        protocolError(
-          { stage: "call", phase: "call" },
-          "input_unsupported",
-          "the host did not declare that capability",
-        ),
-      );
-    return new Promise<JsonObject>((resolve, reject) => {
-      const key = `q${++bridgeRequests}`;
-      const onAbort = () => {
-        rounds.asked.delete(key);
-        reject(signal.reason);
-      };
-      if (signal.aborted) return reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      rounds.asked.set(key, {
-        method,
-        params,
-        sent: false,
-        resolve: (r) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(r);
-        },
-        reject: (e) => {
-          signal.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      });
-      // Questions asked together go out in one round.
-      queueMicrotask(() => this.#flushRounds(rounds));
     });
   }
 
