@@ -18,19 +18,13 @@ import { protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { UNSUPPORTED_VERSION } from "../errors/rpc-codes.ts";
 import type { TetherError } from "../errors/tether-error.ts";
-import type {
-  JsonObject,
-  JsonRpcErrorObject,
-  JsonRpcMessage,
-  JsonRpcNotification,
-  JsonRpcRequest,
-} from "../jsonrpc/messages.ts";
-import { isFailure, isNotification, isRequest } from "../jsonrpc/messages.ts";
-import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
+import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../jsonrpc/messages.ts";
+import { isNotification, isRequest } from "../jsonrpc/messages.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
 import { InputRounds, MRTR_METHODS } from "./input-rounds.ts";
 import { type HostLink, type InFlight, OpenRequests } from "./open-requests.ts";
+import { ServerRequests } from "./server-requests.ts";
 import { ToolListing } from "./tool-listing.ts";
 import {
   capabilitiesFor,
@@ -70,8 +64,6 @@ const LISTEN_FILTER: Record<string, string> = {
   "notifications/resources/list_changed": "resourcesListChanged",
 };
 
-let bridgeRequests = 0;
-
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
   readonly #upstream: Upstream;
@@ -81,7 +73,7 @@ export class BridgeSession {
   #initializing: Promise<JsonObject> | undefined;
   readonly #open: OpenRequests;
   readonly #rounds: InputRounds;
-  readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
+  readonly #serverRequests: ServerRequests;
   #logLevel: string | undefined;
   #closed = false;
   readonly #tools = new ToolListing();
@@ -100,11 +92,17 @@ export class BridgeSession {
       },
     });
     this.#rounds = new InputRounds(this.#open, this.#o.link.send);
+    this.#serverRequests = new ServerRequests({
+      send: this.#o.link.send,
+      open: this.#open,
+      rounds: this.#rounds,
+      modernHost: () => this.#hostEra === "modern",
+    });
     this.#upstream = new Upstream({
       connect: options.connect,
       redactor: options.redactor,
       bridgeInfo: options.bridgeInfo,
-      handlers: (caps) => this.#handlers(caps),
+      handlers: (caps) => this.#serverRequests.handlers(caps),
       onNotification: (n) => this.#serverNotification(n),
       onFatal: options.onFatal,
     });
@@ -136,13 +134,7 @@ export class BridgeSession {
       return;
     }
     // A response to a request we sent the host.
-    if (!("id" in message) || message.id === null) return;
-    const waiter = this.#outgoing.get(String(message.id));
-    if (!waiter) return;
-    this.#outgoing.delete(String(message.id));
-    if (isFailure(message)) waiter.reject(hostRefusal(message.error));
-    else if ("result" in message) waiter.resolve(message.result);
-    else waiter.reject(new Error("the host's answer was refused"));
+    this.#serverRequests.answer(message);
   }
 
   /** Ends the session: every host request still open is abandoned, and the upstream closed. */
@@ -151,8 +143,7 @@ export class BridgeSession {
     this.#closed = true;
     this.#open.close("the host went away");
     this.#rounds.close("the host went away");
-    for (const w of this.#outgoing.values()) w.reject(new Error("the host went away"));
-    this.#outgoing.clear();
+    this.#serverRequests.close("the host went away");
     await this.#upstream.close();
   }
 
@@ -370,51 +361,6 @@ export class BridgeSession {
     this.#logLevel = level;
   }
 
-  // ---- server requests to the host ----
-
-  /** Handlers for what the host declared it can answer: each server request goes to the host. */
-  #handlers(caps: JsonObject): ClientHandlers {
-    const ask = (method: string) => (params: JsonObject, context: HandlerContext) =>
-      this.#askHost(method, params, context.signal);
-    const handlers: ClientHandlers = {};
-    if (isObject(caps.sampling)) handlers.sampling = ask("sampling/createMessage");
-    if (isObject(caps.elicitation)) handlers.elicitation = ask("elicitation/create");
-    if (isObject(caps.roots)) handlers.roots = (context) => this.#askHost("roots/list", {}, context.signal);
-    return handlers;
-  }
-
-  #askHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
-    if (this.#hostEra === "modern")
-      return this.#rounds.ask(method, params, signal, () => `q${++bridgeRequests}`);
-    const id = `tether-bridge-${++bridgeRequests}`;
-    const related = this.#open.sole();
-    return new Promise<JsonObject>((resolve, reject) => {
-      const onAbort = () => {
-        this.#outgoing.delete(id);
-        this.#o.link.send({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: id, reason: "no longer needed" },
-        });
-        reject(signal.reason);
-      };
-      if (signal.aborted) return reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      const done = () => signal.removeEventListener("abort", onAbort);
-      this.#outgoing.set(id, {
-        resolve: (r) => {
-          done();
-          resolve(r);
-        },
-        reject: (e) => {
-          done();
-          reject(e);
-        },
-      });
-      this.#o.link.send({ jsonrpc: "2.0", id, method, params }, related);
-    });
-  }
-
   // ---- host notifications ----
 
   async #notification(n: JsonRpcNotification): Promise<void> {
@@ -488,9 +434,4 @@ function withoutTag(params: JsonObject): JsonObject {
   if (Object.keys(meta).length === 0) delete out._meta;
   else out._meta = meta;
   return out;
-}
-
-/** A host's JSON-RPC error to our request, as the failure the server is answered with. */
-function hostRefusal(error: JsonRpcErrorObject): Error {
-  return protocolError({ stage: "call", phase: "call" }, "host_refused", `the host refused (${error.code})`);
 }
