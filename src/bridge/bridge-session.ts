@@ -1,15 +1,23 @@
 /**
- * One host's conversation with the target: the host's messages in, the server's out, across the
- * eras. The upstream side is a tether client (connect(): budgets, ceilings, recovery, OAuth,
- * scrubbed errors); the host side speaks whichever era each message is in. A request carrying
- * the 2026-07-28 `_meta` envelope is a modern host's; anything else belongs to a legacy host,
- * which must `initialize` first. The client is connected on the host's first request, with
- * handlers for exactly what the host said it can answer (sampling, elicitation, roots).
+ * One host's conversation with the target, as a dispatcher: the host's messages in, each handed
+ * to the part of the bridge that owns it, across the eras. A request carrying the 2026-07-28
+ * `_meta` envelope is a modern host's; anything else belongs to a legacy host, which must
+ * `initialize` first. The session answers the handshakes itself (`initialize`, `server/discover`)
+ * and forwards the rest over the upstream connection, opened on the host's first request.
  *
- * Server-to-host requests reach a legacy host as JSON-RPC requests, and a modern host as an
- * `input_required` result on the request they belong to (the host retries with the answers;
- * `requestState` names the call still running upstream). A request that has no counterpart is
- * answered with a JSON-RPC error that says so; nothing is dropped in silence.
+ * The parts, one job each:
+ * - Upstream (upstream.ts): the connection to the target, and its loss.
+ * - OpenRequests (open-requests.ts): the host's requests in flight, and their one answer each.
+ * - InputRounds (input-rounds.ts): a modern host's `input_required` rounds (the host retries with
+ *   the answers; `requestState` names the call still running upstream).
+ * - ServerRequests (server-requests.ts): the requests the server sends the host.
+ * - NotificationRoutes (notification-routes.ts): the server's notifications to the host, and a
+ *   modern host's `subscriptions/listen` streams.
+ * - ToolListing (tool-listing.ts): the tool catalog a modern HTTP server's call needs.
+ *
+ * S4: every message to the host passes one redacting link, made in the constructor and handed to
+ * each part. A request that has no counterpart is answered with a JSON-RPC error that says so;
+ * nothing is dropped in silence.
  */
 
 import type { CallOptions, Client, Progress } from "../client/api.ts";
@@ -23,6 +31,7 @@ import { isNotification, isRequest } from "../jsonrpc/messages.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
 import { InputRounds, MRTR_METHODS } from "./input-rounds.ts";
+import { NotificationRoutes } from "./notification-routes.ts";
 import { type HostLink, type InFlight, OpenRequests } from "./open-requests.ts";
 import { ServerRequests } from "./server-requests.ts";
 import { ToolListing } from "./tool-listing.ts";
@@ -34,7 +43,6 @@ import {
   META_CLIENT_INFO,
   META_LOG_LEVEL,
   META_PROTOCOL_VERSION,
-  META_SUBSCRIPTION_ID,
   metaOf,
   refusal,
   withoutEnvelope,
@@ -57,46 +65,48 @@ export interface BridgeSessionOptions {
   onFatal?: (error: TetherError) => void;
 }
 
-/** Notifications a modern host receives only on a `subscriptions/listen` stream that asked for them. */
-const LISTEN_FILTER: Record<string, string> = {
-  "notifications/tools/list_changed": "toolsListChanged",
-  "notifications/prompts/list_changed": "promptsListChanged",
-  "notifications/resources/list_changed": "resourcesListChanged",
-};
-
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
   readonly #upstream: Upstream;
+  readonly #open: OpenRequests;
+  readonly #rounds: InputRounds;
+  readonly #serverRequests: ServerRequests;
+  readonly #notifications: NotificationRoutes;
+  readonly #tools = new ToolListing();
   /** `legacy` once the host initialized; `modern` once it sent an enveloped request first. */
   #hostEra: Era | undefined;
   #initialized = false;
   #initializing: Promise<JsonObject> | undefined;
-  readonly #open: OpenRequests;
-  readonly #rounds: InputRounds;
-  readonly #serverRequests: ServerRequests;
   #logLevel: string | undefined;
   #closed = false;
-  readonly #tools = new ToolListing();
 
   constructor(options: BridgeSessionOptions) {
     const { link } = options;
     // S4: every message to the host (results, listings, instructions, logs, progress, requests
-    // forwarded to it, errors) passes the result rule on its way out, here and nowhere else.
+    // forwarded to it, errors) passes the result rule on its way out, here and nowhere else: the
+    // parts below are handed this one redacting `send`, never the holder's link.
     this.#o = { ...options, link: { send: (message, related) => link.send(this.#redact(message), related) } };
+    const send = this.#o.link.send;
     this.#open = new OpenRequests({
-      send: this.#o.link.send,
+      send,
       redactor: options.redactor,
       serverInfo: () => {
         const client = this.#upstream.ready;
         return client ? this.#upstream.serverInfo(client) : undefined;
       },
     });
-    this.#rounds = new InputRounds(this.#open, this.#o.link.send);
+    this.#rounds = new InputRounds(this.#open, send);
     this.#serverRequests = new ServerRequests({
-      send: this.#o.link.send,
+      send,
       open: this.#open,
       rounds: this.#rounds,
       modernHost: () => this.#hostEra === "modern",
+    });
+    this.#notifications = new NotificationRoutes({
+      send,
+      open: this.#open,
+      hostEra: () => this.#hostEra,
+      initialized: () => this.#initialized,
     });
     this.#upstream = new Upstream({
       connect: options.connect,
@@ -141,9 +151,10 @@ export class BridgeSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#open.close("the host went away");
-    this.#rounds.close("the host went away");
-    this.#serverRequests.close("the host went away");
+    const reason = "the host went away";
+    this.#open.close(reason);
+    this.#rounds.close(reason);
+    this.#serverRequests.close(reason);
     await this.#upstream.close();
   }
 
@@ -236,7 +247,7 @@ export class BridgeSession {
         await client.unsubscribeResource(String(params?.uri ?? ""), { signal });
         return {};
       case "subscriptions/listen":
-        return this.#listen(client, entry, params);
+        return this.#notifications.listen(client, entry, params);
     }
     const forwarded = withoutEnvelope(params);
     if (req.method === "tools/call") await this.#tools.beforeCall(client, forwarded?.name);
@@ -313,47 +324,6 @@ export class BridgeSession {
     return result;
   }
 
-  /**
-   * A modern host's `subscriptions/listen` in front of a legacy server: the list changes the
-   * server announces anyway, and resource updates through `resources/subscribe`. The request
-   * stays open until the host cancels it or the session ends.
-   */
-  async #listen(client: Client, entry: InFlight, params: JsonObject | undefined): Promise<undefined> {
-    if (client.era === "modern")
-      throw protocolError(
-        { stage: "call", phase: "call", effect: "none" },
-        "not_in_era",
-        "subscriptions/listen is not carried to a 2026-07-28 server by this bridge",
-      );
-    const asked = isObject(params?.notifications) ? params.notifications : {};
-    const caps = client.serverCapabilities;
-    const ack: JsonObject = {};
-    const listChanged = (k: string) => isObject(caps[k]) && (caps[k] as JsonObject).listChanged === true;
-    if (asked.toolsListChanged === true && listChanged("tools")) ack.toolsListChanged = true;
-    if (asked.promptsListChanged === true && listChanged("prompts")) ack.promptsListChanged = true;
-    if (asked.resourcesListChanged === true && listChanged("resources")) ack.resourcesListChanged = true;
-    const uris: string[] = [];
-    const subscribable = isObject(caps.resources) && (caps.resources as JsonObject).subscribe === true;
-    if (Array.isArray(asked.resourceSubscriptions) && subscribable) {
-      for (const uri of asked.resourceSubscriptions) {
-        if (typeof uri !== "string") continue;
-        await client.subscribeResource(uri, { signal: entry.controller.signal });
-        uris.push(uri);
-      }
-      ack.resourceSubscriptions = uris;
-    }
-    entry.listen = { filter: ack, uris };
-    this.#o.link.send(
-      {
-        jsonrpc: "2.0",
-        method: "notifications/subscriptions/acknowledged",
-        params: { _meta: { [META_SUBSCRIPTION_ID]: entry.id }, notifications: ack },
-      },
-      entry.id,
-    );
-    return undefined;
-  }
-
   /** A modern host's log level, carried to the server when it changes (legacy: `logging/setLevel`). */
   async #followLogLevel(client: Client, level: string, signal: AbortSignal): Promise<void> {
     if (client.era === "legacy" && !isObject(client.serverCapabilities.logging)) return;
@@ -373,7 +343,7 @@ export class BridgeSession {
         if (!entry) return;
         this.#open.delete(entry.id);
         entry.controller.abort(new Error("cancelled by the host"));
-        if (entry.listen) await this.#endListen(entry);
+        if (entry.listen) await this.#notifications.endListen(this.#upstream.ready, entry);
         return;
       }
     }
@@ -384,54 +354,10 @@ export class BridgeSession {
     await client.notify(n.method, withoutEnvelope(n.params)).catch(() => {});
   }
 
-  async #endListen(entry: InFlight): Promise<void> {
-    const client = this.#upstream.ready;
-    if (!client || !entry.listen) return;
-    for (const uri of entry.listen.uris) await client.unsubscribeResource(uri).catch(() => {});
-  }
-
   // ---- server notifications ----
 
   #serverNotification(n: { method: string; params: JsonObject }): void {
     if (this.#closed) return;
-    const message: JsonRpcNotification = { jsonrpc: "2.0", method: n.method, params: n.params };
-    // Progress reaches the host through the listener of the request it belongs to (#progress):
-    // the tokens upstream are the client's own, never the host's.
-    if (n.method === "notifications/cancelled" || n.method === "notifications/progress") return;
-    if (this.#hostEra !== "modern") {
-      // The client's own listen stream (a modern server) is its business; its tag is not the host's.
-      if (n.method === "notifications/subscriptions/acknowledged" || !this.#initialized) return;
-      this.#o.link.send({ ...message, params: withoutTag(n.params) }, this.#open.sole());
-      return;
-    }
-    if (n.method === "notifications/message") {
-      const asker = [...this.#open.values()].find((f) => f.logs);
-      if (asker) this.#o.link.send(message, asker.id);
-      return;
-    }
-    const filterKey = LISTEN_FILTER[n.method];
-    for (const f of this.#open.values()) {
-      if (!f.listen) continue;
-      const wanted =
-        filterKey !== undefined
-          ? f.listen.filter[filterKey] === true
-          : n.method === "notifications/resources/updated" && f.listen.uris.includes(String(n.params.uri));
-      if (!wanted) continue;
-      this.#o.link.send(
-        { ...message, params: { ...n.params, _meta: { ...metaOf(n.params), [META_SUBSCRIPTION_ID]: f.id } } },
-        f.id,
-      );
-    }
+    this.#notifications.forward(n);
   }
-}
-
-/** A notification's params without a subscription tag of the bridge's own upstream stream. */
-function withoutTag(params: JsonObject): JsonObject {
-  if (!isObject(params._meta) || !(META_SUBSCRIPTION_ID in params._meta)) return params;
-  const meta = { ...params._meta };
-  delete meta[META_SUBSCRIPTION_ID];
-  const out = { ...params };
-  if (Object.keys(meta).length === 0) delete out._meta;
-  else out._meta = meta;
-  return out;
 }
