@@ -13,16 +13,17 @@
  * size (bounded; more is refused with 413 without reading further).
  */
 
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { isIP } from "node:net";
 import { configError, networkError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import { isRequest, type JsonObject, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { BridgeSession, type BridgeSessionOptions, type HostLink } from "./bridge-session.ts";
+import { guard, type ListenAddress } from "./http-access.ts";
 import { header, parseMessages, readBody } from "./http-request.ts";
 import { isModernRequest } from "./translate.ts";
 
+export { type ListenAddress, parseListenAddress } from "./http-access.ts";
 export { REFUSED_BODY_DRAIN_BYTES, REFUSED_BODY_DRAIN_MS } from "./http-request.ts";
 
 /** The largest request body accepted: one JSON-RPC message or batch, never bulk data. */
@@ -31,35 +32,6 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MAX_SESSIONS = 64;
 /** A session nobody used for this long is ended (its upstream closed). */
 export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
-
-export interface ListenAddress {
-  host: string;
-  port: number;
-  loopback: boolean;
-}
-
-/** `HOST:PORT`, `[V6]:PORT` or `PORT` (loopback); a non-loopback host needs `allowRemote`. */
-export function parseListenAddress(text: string, allowRemote: boolean): ListenAddress {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text) ?? /^()()(\d{1,5})$/.exec(text);
-  const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || !(port >= 0 && port <= 65535))
-    throw configError("invalid_option", "--listen takes HOST:PORT (for example 127.0.0.1:8808)");
-  const host = m[1] || m[2] || "127.0.0.1";
-  const loopback = isLoopbackHost(host);
-  if (!loopback && !allowRemote)
-    throw configError(
-      "remote_listen_refused",
-      "--listen on a non-loopback address needs --allow-remote (and a token from --listen-token-env)",
-    );
-  if (!loopback && isIP(host) === 0 && host !== "0.0.0.0")
-    throw configError("invalid_option", "--listen takes an IP address or localhost");
-  return { host, port, loopback };
-}
-
-function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
 
 export interface HttpBridgeOptions extends Omit<BridgeSessionOptions, "link" | "onFatal"> {
   address: ListenAddress;
@@ -398,41 +370,6 @@ function alias(hosted: Hosted, message: JsonRpcMessage): JsonRpcMessage {
       if (id === original) return { ...message, params: { ...message.params, requestId: key } };
   }
   return message;
-}
-
-/** The checks every request passes first; undefined when it may go on. */
-function guard(
-  req: IncomingMessage,
-  options: HttpBridgeOptions,
-): { status: number; text: string; headers?: Record<string, string> } | undefined {
-  if (options.token !== undefined) {
-    const given = /^Bearer\s+(.+)$/i.exec(header(req, "authorization") ?? "")?.[1]?.trim() ?? "";
-    const a = Buffer.from(given);
-    const b = Buffer.from(options.token);
-    if (a.length !== b.length || !timingSafeEqual(a, b))
-      return {
-        status: 401,
-        text: "a bearer token is required",
-        headers: { "content-type": "text/plain", "www-authenticate": 'Bearer realm="tether-bridge"' },
-      };
-  }
-  const hostHeader = header(req, "host") ?? "";
-  const hostName = hostHeader.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-  if (options.address.loopback && !isLoopbackHost(hostName))
-    return { status: 403, text: "this listener answers only to a loopback Host" };
-  const origin = header(req, "origin");
-  if (origin !== undefined && origin !== "null") {
-    let allowed = false;
-    try {
-      const o = new URL(origin);
-      const name = o.hostname.replace(/^\[|\]$/g, "");
-      allowed = options.address.loopback ? isLoopbackHost(name) : o.host === hostHeader;
-    } catch {
-      allowed = false;
-    }
-    if (!allowed) return { status: 403, text: "origin not allowed" };
-  } else if (origin === "null") return { status: 403, text: "origin not allowed" };
-  return undefined;
 }
 
 function writeEvent(res: ServerResponse, message: JsonRpcMessage): void {
