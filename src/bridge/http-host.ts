@@ -17,8 +17,9 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { configError, networkError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
-import { isRequest, type JsonObject, type JsonRpcId, type JsonRpcMessage } from "../jsonrpc/messages.ts";
-import { BridgeSession, type BridgeSessionOptions, type HostLink } from "./bridge-session.ts";
+import { isRequest, type JsonObject, type JsonRpcMessage } from "../jsonrpc/messages.ts";
+import type { BridgeSessionOptions } from "./bridge-session.ts";
+import { Hosted, type Stream, writeEvent } from "./hosted.ts";
 import { guard, type ListenAddress } from "./http-access.ts";
 import { header, parseMessages, readBody } from "./http-request.ts";
 import { isModernRequest } from "./translate.ts";
@@ -43,63 +44,6 @@ export interface HttpBridgeOptions extends Omit<BridgeSessionOptions, "link" | "
   /** Told the URLs once the listener is up (port 0 picks a free one). */
   onListening?: (urls: { mcp: string; sse: string }) => void;
 }
-
-/** Where one host request's messages go: its POST's response, while it is open. */
-interface Stream {
-  /** Whether the stream took the message (a JSON response carries only the reply itself). */
-  write(message: JsonRpcMessage): boolean;
-  /** The response to this request id went out: the stream may end. */
-  answered(id: JsonRpcId): void;
-}
-
-/** One host session (or the shared sessionless one) and the streams its messages may take. */
-class Hosted {
-  readonly session: BridgeSession;
-  readonly streams = new Map<string, Stream>();
-  /** The GET stream (legacy Streamable HTTP) or the HTTP+SSE stream: messages no request owns. */
-  standalone: ServerResponse | undefined;
-  lastActive = Date.now();
-  /** Shared sessionless hosts' ids are rewritten so two hosts' `1` never meet. */
-  readonly aliases = new Map<string, JsonRpcId>();
-  closed = false;
-
-  constructor(
-    options: Omit<BridgeSessionOptions, "link">,
-    readonly id: string | undefined,
-    readonly kind: "streamable" | "sse" | "shared",
-  ) {
-    const link: HostLink = { send: (message, related) => this.#send(message, related) };
-    this.session = new BridgeSession({ ...options, link });
-  }
-
-  #send(message: JsonRpcMessage, related: JsonRpcId | undefined): void {
-    const key = related === undefined ? undefined : String(related);
-    const stream = key === undefined ? undefined : this.streams.get(key);
-    let out = message;
-    if (this.kind === "shared" && key !== undefined && this.aliases.has(key)) {
-      const original = this.aliases.get(key)!;
-      if ("id" in out && out.id !== null && String(out.id) === key) out = { ...out, id: original };
-      if (!("method" in out)) this.aliases.delete(key);
-    }
-    if (stream?.write(out)) {
-      if (!("method" in out) && key !== undefined) {
-        this.streams.delete(key);
-        stream.answered(related!);
-      }
-      return;
-    }
-    if (this.standalone && !this.standalone.writableEnded) writeEvent(this.standalone, out);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.standalone && !this.standalone.writableEnded) this.standalone.end();
-    await this.session.close();
-  }
-}
-
-let aliasCount = 0;
 
 /**
  * Serves until `signal` aborts, then ends every session (closing their upstreams) and the
@@ -209,7 +153,7 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
     hosted.lastActive = Date.now();
     const requests = messages.filter(isRequest);
     const target = hosted;
-    const incoming = target.kind === "shared" ? messages.map((m) => alias(target, m)) : messages;
+    const incoming = target.kind === "shared" ? messages.map((m) => target.alias(m)) : messages;
     if (requests.length === 0) {
       for (const m of incoming) hosted.session.receive(m);
       res.writeHead(202).end();
@@ -355,25 +299,6 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
   server.close();
   await Promise.all([...sessions.keys()].map((id) => end(id)).concat(shared ? [shared.close()] : []));
   server.closeAllConnections();
-}
-
-/** A sessionless host's request id, made unique across hosts on the shared session. */
-function alias(hosted: Hosted, message: JsonRpcMessage): JsonRpcMessage {
-  if (isRequest(message)) {
-    const key = `h${++aliasCount}`;
-    hosted.aliases.set(key, message.id);
-    return { ...message, id: key };
-  }
-  if ("method" in message && message.method === "notifications/cancelled") {
-    const original = message.params?.requestId;
-    for (const [key, id] of hosted.aliases)
-      if (id === original) return { ...message, params: { ...message.params, requestId: key } };
-  }
-  return message;
-}
-
-function writeEvent(res: ServerResponse, message: JsonRpcMessage): void {
-  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 }
 
 function jsonError(res: ServerResponse, status: number, code: number, message: string): void {
