@@ -13,27 +13,23 @@
  * size (bounded; more is refused with 413 without reading further).
  */
 
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { configError, networkError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import { isRequest, type JsonObject, type JsonRpcMessage } from "../jsonrpc/messages.ts";
 import type { BridgeSessionOptions } from "./bridge-session.ts";
-import { Hosted, type Stream, writeEvent } from "./hosted.ts";
+import { type Hosted, type Stream, writeEvent } from "./hosted.ts";
 import { guard, type ListenAddress } from "./http-access.ts";
 import { header, parseMessages, readBody } from "./http-request.ts";
+import { DEFAULT_IDLE_MS, HostSessions } from "./http-sessions.ts";
 import { isModernRequest } from "./translate.ts";
 
 export { type ListenAddress, parseListenAddress } from "./http-access.ts";
 export { REFUSED_BODY_DRAIN_BYTES, REFUSED_BODY_DRAIN_MS } from "./http-request.ts";
+export { DEFAULT_IDLE_MS, MAX_SESSIONS } from "./http-sessions.ts";
 
 /** The largest request body accepted: one JSON-RPC message or batch, never bulk data. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** Sessions at once; more `initialize` requests are refused with 503 until one ends. */
-export const MAX_SESSIONS = 64;
-/** A session nobody used for this long is ended (its upstream closed). */
-export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
-
 export interface HttpBridgeOptions extends Omit<BridgeSessionOptions, "link" | "onFatal"> {
   address: ListenAddress;
   /** Required on every request as `Authorization: Bearer …` when set. */
@@ -50,45 +46,11 @@ export interface HttpBridgeOptions extends Omit<BridgeSessionOptions, "link" | "
  * listener. Rejects when the address cannot be listened on.
  */
 export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
-  const sessions = new Map<string, Hosted>();
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  const sessionOptions = {
-    connect: options.connect,
-    redactor: options.redactor,
-    bridgeInfo: options.bridgeInfo,
-  };
-  let shared: Hosted | undefined;
-  const sharedSession = () => {
-    if (!shared || shared.closed) {
-      const hosted: Hosted = new Hosted(
-        {
-          ...sessionOptions,
-          // The shared connection failed: the next sessionless request opens a fresh one.
-          onFatal: () => {
-            if (shared === hosted) shared = undefined;
-            void hosted.close();
-          },
-        },
-        undefined,
-        "shared",
-      );
-      shared = hosted;
-    }
-    return shared;
-  };
-  const open = (kind: "streamable" | "sse"): Hosted => {
-    const id = randomUUID();
-    const hosted: Hosted = new Hosted({ ...sessionOptions, onFatal: () => void end(id) }, id, kind);
-    sessions.set(id, hosted);
-    return hosted;
-  };
-  const end = async (id: string) => {
-    const hosted = sessions.get(id);
-    if (!hosted) return;
-    sessions.delete(id);
-    await hosted.close();
-  };
+  const sessions = new HostSessions(
+    { connect: options.connect, redactor: options.redactor, bridgeInfo: options.bridgeInfo },
+    options.idleMs ?? DEFAULT_IDLE_MS,
+  );
 
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
@@ -138,14 +100,14 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
         return;
       }
     } else if (messages.some((m) => isRequest(m) && m.method === "initialize")) {
-      if (sessions.size >= MAX_SESSIONS) {
+      if (sessions.full) {
         jsonError(res, 503, -32000, "too many sessions");
         return;
       }
-      hosted = open("streamable");
+      hosted = sessions.open("streamable");
       res.setHeader("mcp-session-id", hosted.id!);
     } else if (messages.every((m) => !isRequest(m) || isModernRequest(m.params))) {
-      hosted = sharedSession();
+      hosted = sessions.shared();
     } else {
       jsonError(res, 400, -32600, "no session: send initialize first, or the 2026-07-28 _meta envelope");
       return;
@@ -233,20 +195,20 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
       res.writeHead(404).end();
       return;
     }
-    await end(id);
+    await sessions.end(id);
     res.writeHead(204).end();
   }
 
   function getSse(res: ServerResponse): void {
-    if (sessions.size >= MAX_SESSIONS) {
+    if (sessions.full) {
       res.writeHead(503, { "content-type": "text/plain" }).end("too many sessions");
       return;
     }
-    const hosted = open("sse");
+    const hosted = sessions.open("sse");
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     res.write(`event: endpoint\ndata: /messages?sessionId=${hosted.id}\n\n`);
     hosted.standalone = res;
-    res.once("close", () => void end(hosted.id!));
+    res.once("close", () => void sessions.end(hosted.id!));
   }
 
   async function postMessages(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
@@ -268,16 +230,6 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
     for (const m of messages) hosted.session.receive(m);
   }
 
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, hosted] of sessions)
-        if (hosted.session.pending === 0 && now - hosted.lastActive > idleMs) void end(id);
-    },
-    Math.max(50, Math.min(60_000, Math.floor(idleMs / 4))),
-  );
-  sweep.unref();
-
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error) => reject(listenFailure(error));
     server.once("error", onError);
@@ -295,9 +247,8 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
     if (options.signal?.aborted) resolve();
     options.signal?.addEventListener("abort", () => resolve(), { once: true });
   });
-  clearInterval(sweep);
   server.close();
-  await Promise.all([...sessions.keys()].map((id) => end(id)).concat(shared ? [shared.close()] : []));
+  await sessions.close();
   server.closeAllConnections();
 }
 
