@@ -1,39 +1,40 @@
 /**
- * One host's conversation with the target: the host's messages in, the server's out, across the
- * eras. The upstream side is a tether client (connect(): budgets, ceilings, recovery, OAuth,
- * scrubbed errors); the host side speaks whichever era each message is in. A request carrying
- * the 2026-07-28 `_meta` envelope is a modern host's; anything else belongs to a legacy host,
- * which must `initialize` first. The client is connected on the host's first request, with
- * handlers for exactly what the host said it can answer (sampling, elicitation, roots).
+ * One host's conversation with the target, as a dispatcher: the host's messages in, each handed
+ * to the part of the bridge that owns it, across the eras. A request carrying the 2026-07-28
+ * `_meta` envelope is a modern host's; anything else belongs to a legacy host, which must
+ * `initialize` first. The session answers the handshakes itself (`initialize`, `server/discover`)
+ * and forwards the rest over the upstream connection, opened on the host's first request.
  *
- * Server-to-host requests reach a legacy host as JSON-RPC requests, and a modern host as an
- * `input_required` result on the request they belong to (the host retries with the answers;
- * `requestState` names the call still running upstream). A request that has no counterpart is
- * answered with a JSON-RPC error that says so; nothing is dropped in silence.
+ * The parts, one job each:
+ * - Upstream (upstream.ts): the connection to the target, and its loss.
+ * - OpenRequests (open-requests.ts): the host's requests in flight, and their one answer each.
+ * - InputRounds (input-rounds.ts): a modern host's `input_required` rounds (the host retries with
+ *   the answers; `requestState` names the call still running upstream).
+ * - ServerRequests (server-requests.ts): the requests the server sends the host.
+ * - NotificationRoutes (notification-routes.ts): the server's notifications to the host, and a
+ *   modern host's `subscriptions/listen` streams.
+ * - ToolListing (tool-listing.ts): the tool catalog a modern HTTP server's call needs.
+ *
+ * S4: every message to the host passes one redacting link, made in the constructor and handed to
+ * each part. A request that has no counterpart is answered with a JSON-RPC error that says so;
+ * nothing is dropped in silence.
  */
 
-import { randomUUID } from "node:crypto";
-import { getEventListeners } from "node:events";
 import type { CallOptions, Client, Progress } from "../client/api.ts";
-import type { Tool } from "../client/results.ts";
-import { connect } from "../connect/connect.ts";
 import type { Era } from "../errors/codes.ts";
-import { closedError, protocolError } from "../errors/failures.ts";
+import { protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { UNSUPPORTED_VERSION } from "../errors/rpc-codes.ts";
-import { asTetherError, type TetherError } from "../errors/tether-error.ts";
-import type {
-  JsonObject,
-  JsonRpcErrorObject,
-  JsonRpcId,
-  JsonRpcMessage,
-  JsonRpcNotification,
-  JsonRpcRequest,
-} from "../jsonrpc/messages.ts";
-import { isFailure, isNotification, isRequest } from "../jsonrpc/messages.ts";
-import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
+import type { TetherError } from "../errors/tether-error.ts";
+import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from "../jsonrpc/messages.ts";
+import { isNotification, isRequest } from "../jsonrpc/messages.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { eraOf, isKnownVersion, KNOWN_VERSIONS, LATEST_LEGACY_VERSION } from "../protocol/versions.ts";
+import { InputRounds, MRTR_METHODS } from "./input-rounds.ts";
+import { NotificationRoutes } from "./notification-routes.ts";
+import { type HostLink, type InFlight, OpenRequests } from "./open-requests.ts";
+import { ServerRequests } from "./server-requests.ts";
+import { ToolListing } from "./tool-listing.ts";
 import {
   capabilitiesFor,
   declaredCapabilities,
@@ -42,22 +43,13 @@ import {
   META_CLIENT_INFO,
   META_LOG_LEVEL,
   META_PROTOCOL_VERSION,
-  META_SUBSCRIPTION_ID,
   metaOf,
   refusal,
-  resultFor,
-  rpcErrorFor,
   withoutEnvelope,
 } from "./translate.ts";
+import { Upstream } from "./upstream.ts";
 
-/** Where the session's messages to the host go. */
-export interface HostLink {
-  /**
-   * Sends one message to the host. `related` names the host request it belongs to: HTTP sends
-   * it on that request's response stream while it is open.
-   */
-  send(message: JsonRpcMessage, related?: JsonRpcId): void;
-}
+export type { HostLink } from "./open-requests.ts";
 
 export interface BridgeSessionOptions {
   /** How to reach the target: the bridge adds handlers, clientInfo, listen and its event hook. */
@@ -73,101 +65,57 @@ export interface BridgeSessionOptions {
   onFatal?: (error: TetherError) => void;
 }
 
-/** Requests a modern server may answer with `input_required`, and so a modern host may be asked through. */
-const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
-
-/** Notifications a modern host receives only on a `subscriptions/listen` stream that asked for them. */
-const LISTEN_FILTER: Record<string, string> = {
-  "notifications/tools/list_changed": "toolsListChanged",
-  "notifications/prompts/list_changed": "promptsListChanged",
-  "notifications/resources/list_changed": "resourcesListChanged",
-};
-
-/** A server request waiting for a modern host's answer, carried in an `input_required` round. */
-interface Asked {
-  method: string;
-  params: JsonObject;
-  sent: boolean;
-  resolve: (answer: JsonObject) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * A modern host's request still running upstream. Its `carrier` is the host request that will
- * receive what comes next (the result, or the next round of questions); between rounds there is
- * none, and what arrives waits for the host's retry.
- */
-interface Rounds {
-  /** Named (and registered for the host's retry) when a first round goes out; most requests have none. */
-  token: string | undefined;
-  carrier: JsonRpcId | undefined;
-  caps: JsonObject;
-  asked: Map<string, Asked>;
-  settled?: { result?: JsonObject; error?: unknown };
-  controller: AbortController;
-  method: string;
-}
-
-/** One host request the bridge is working on. */
-interface InFlight {
-  id: JsonRpcId;
-  method: string;
-  modern: boolean;
-  controller: AbortController;
-  /**
-   * Its controller served a request forwarded with `client.request`, whose listener on the signal
-   * is gone once that request settled: when the entry is answered, the controller may serve the
-   * next request (see #recycle).
-   */
-  forwarded?: boolean;
-  /** A modern host asked for log messages with this request. */
-  logs: boolean;
-  rounds?: Rounds;
-  /** A modern host's `subscriptions/listen`: what it asked for, and the URIs subscribed upstream. */
-  listen?: { filter: JsonObject; uris: string[] };
-}
-
-let bridgeRequests = 0;
-
-/** How long an upstream outcome waits for the modern host's retry that would carry it. */
-const UNCLAIMED_ROUND_MS = 5 * 60 * 1000;
-
-/** Controllers kept for reuse (see #recycle): about as many as requests a host has open at once. */
-const SPARE_CONTROLLERS = 64;
-
 export class BridgeSession {
   readonly #o: BridgeSessionOptions;
-  #client: Promise<Client> | undefined;
-  #ready: Client | undefined;
+  readonly #upstream: Upstream;
+  readonly #open: OpenRequests;
+  readonly #rounds: InputRounds;
+  readonly #serverRequests: ServerRequests;
+  readonly #notifications: NotificationRoutes;
+  readonly #tools = new ToolListing();
   /** `legacy` once the host initialized; `modern` once it sent an enveloped request first. */
   #hostEra: Era | undefined;
   #initialized = false;
   #initializing: Promise<JsonObject> | undefined;
-  #hostCaps: JsonObject = {};
-  #clientInfo: { name: string; version: string } | undefined;
-  readonly #inflight = new Map<string, InFlight>();
-  readonly #rounds = new Map<string, Rounds>();
-  readonly #outgoing = new Map<string, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   #logLevel: string | undefined;
   #closed = false;
-  #fatal = false;
-  /** The server's name as replies to a modern host carry it, made once per connection. */
-  #serverInfoMeta: JsonObject | undefined;
-  /** Controllers of answered requests, never aborted and listened to by no one: see #recycle. */
-  readonly #spare: AbortController[] = [];
-  /** The one tool listing under way for the client's catalog (see #knowTools). */
-  #listing: Promise<void> | undefined;
-  /** Tool names called that this listing was seen to lack (see #knowTools). */
-  #unlisted: { listing: readonly Tool[] | undefined; names: Set<string> } = {
-    listing: undefined,
-    names: new Set(),
-  };
 
   constructor(options: BridgeSessionOptions) {
     const { link } = options;
     // S4: every message to the host (results, listings, instructions, logs, progress, requests
-    // forwarded to it, errors) passes the result rule on its way out, here and nowhere else.
+    // forwarded to it, errors) passes the result rule on its way out, here and nowhere else: the
+    // parts below are handed this one redacting `send`, never the holder's link.
     this.#o = { ...options, link: { send: (message, related) => link.send(this.#redact(message), related) } };
+    const send = this.#o.link.send;
+    this.#open = new OpenRequests({
+      send,
+      redactor: options.redactor,
+      serverInfo: () => {
+        const client = this.#upstream.ready;
+        return client ? this.#upstream.serverInfo(client) : undefined;
+      },
+    });
+    this.#rounds = new InputRounds(this.#open, send);
+    this.#serverRequests = new ServerRequests({
+      send,
+      open: this.#open,
+      rounds: this.#rounds,
+      modernHost: () => this.#hostEra === "modern",
+    });
+    this.#notifications = new NotificationRoutes({
+      send,
+      open: this.#open,
+      hostEra: () => this.#hostEra,
+      initialized: () => this.#initialized,
+    });
+    this.#upstream = new Upstream({
+      connect: options.connect,
+      redactor: options.redactor,
+      bridgeInfo: options.bridgeInfo,
+      handlers: (caps) => this.#serverRequests.handlers(caps),
+      onNotification: (n) => this.#serverNotification(n),
+      onFatal: options.onFatal,
+    });
   }
 
   /**
@@ -175,12 +123,13 @@ export class BridgeSession {
    * up (it holds ours too, and the OAuth tokens met since), by ours before.
    */
   #redact<T>(message: T): T {
-    return this.#ready ? this.#ready.redact(message) : this.#o.redactor.redactDocument(message);
+    const ready = this.#upstream.ready;
+    return ready ? ready.redact(message) : this.#o.redactor.redactDocument(message);
   }
 
   /** Requests the host has not yet been answered on. */
   get pending(): number {
-    return this.#inflight.size;
+    return this.#open.size;
   }
 
   /** One message from the host. */
@@ -195,41 +144,36 @@ export class BridgeSession {
       return;
     }
     // A response to a request we sent the host.
-    if (!("id" in message) || message.id === null) return;
-    const waiter = this.#outgoing.get(String(message.id));
-    if (!waiter) return;
-    this.#outgoing.delete(String(message.id));
-    if (isFailure(message)) waiter.reject(hostRefusal(message.error));
-    else if ("result" in message) waiter.resolve(message.result);
-    else waiter.reject(new Error("the host's answer was refused"));
+    this.#serverRequests.answer(message);
   }
 
   /** Ends the session: every host request still open is abandoned, and the upstream closed. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const f of this.#inflight.values()) f.controller.abort(new Error("the host went away"));
-    for (const r of this.#rounds.values()) r.controller.abort(new Error("the host went away"));
-    for (const w of this.#outgoing.values()) w.reject(new Error("the host went away"));
-    this.#outgoing.clear();
-    const client = this.#client;
-    if (client) await client.then((c) => c.close()).catch(() => {});
+    const reason = "the host went away";
+    this.#open.close(reason);
+    this.#rounds.close(reason);
+    this.#serverRequests.close(reason);
+    await this.#upstream.close();
   }
 
   // ---- host requests ----
 
   async #request(req: JsonRpcRequest): Promise<void> {
-    const key = String(req.id);
     const meta = metaOf(req.params);
     const version = meta[META_PROTOCOL_VERSION];
     const modern = typeof version === "string";
-    if (this.#inflight.has(key)) {
-      this.#error(req.id, refusal(INVALID_REQUEST, "duplicate_id", "a request with this id is still open"));
+    if (this.#open.has(req.id)) {
+      this.#open.error(
+        req.id,
+        refusal(INVALID_REQUEST, "duplicate_id", "a request with this id is still open"),
+      );
       return;
     }
     if (modern) {
       if (!isKnownVersion(version) || eraOf(version) !== "modern") {
-        this.#error(req.id, {
+        this.#open.error(req.id, {
           code: UNSUPPORTED_VERSION,
           message: "unsupported protocol version",
           data: {
@@ -240,27 +184,24 @@ export class BridgeSession {
         return;
       }
       this.#hostEra ??= "modern";
-      if (!this.#client) this.#learnHost(declaredCapabilities(req.params), meta[META_CLIENT_INFO]);
+      if (!this.#upstream.started)
+        this.#upstream.learnHost(declaredCapabilities(req.params), meta[META_CLIENT_INFO]);
     }
     const entry: InFlight = {
       id: req.id,
       method: req.method,
       modern,
-      controller: this.#spare.pop() ?? new AbortController(),
+      controller: this.#open.controller(),
       logs: modern && typeof meta[META_LOG_LEVEL] === "string",
     };
     // A modern host's retry of a request that asked it something continues that request.
-    const state = modern ? req.params?.requestState : undefined;
-    if (typeof state === "string" && this.#rounds.has(state)) {
-      this.#continueRounds(req, entry, this.#rounds.get(state)!);
-      return;
-    }
-    this.#inflight.set(key, entry);
+    if (modern && this.#rounds.resume(req, entry)) return;
+    this.#open.add(entry);
     try {
       const result = await this.#dispatch(req, entry);
-      if (result !== undefined) this.#reply(entry, result);
+      if (result !== undefined) this.#open.reply(entry, result);
     } catch (error) {
-      this.#fail(entry, error);
+      this.#open.fail(entry, error);
     }
   }
 
@@ -280,7 +221,7 @@ export class BridgeSession {
         "the host sent a request before initialize",
       );
     // Once connected, the client is at hand: no await (and no turn of the event loop) per request.
-    const client = this.#ready ?? (await this.#upstream());
+    const client = this.#upstream.ready ?? (await this.#upstream.client());
     const signal = entry.controller.signal;
     if (entry.modern) {
       const level = metaOf(params)[META_LOG_LEVEL];
@@ -306,14 +247,14 @@ export class BridgeSession {
         await client.unsubscribeResource(String(params?.uri ?? ""), { signal });
         return {};
       case "subscriptions/listen":
-        return this.#listen(client, entry, params);
+        return this.#notifications.listen(client, entry, params);
     }
     const forwarded = withoutEnvelope(params);
-    if (req.method === "tools/call") await this.#knowTools(client, forwarded?.name);
+    if (req.method === "tools/call") await this.#tools.beforeCall(client, forwarded?.name);
     const options = this.#forwardOptions(entry, forwarded);
     entry.forwarded = true;
     if (entry.modern && MRTR_METHODS.has(req.method)) {
-      this.#startRounds(client, req, entry, forwarded, options);
+      this.#rounds.start(client, req, entry, forwarded, options);
       return undefined;
     }
     return client.request(req.method, forwarded, options);
@@ -349,39 +290,6 @@ export class BridgeSession {
     this.#o.link.send({ jsonrpc: "2.0", method: "notifications/progress", params }, related);
   }
 
-  /**
-   * A 2026-07-28 HTTP server reads the arguments a tool marks with `x-mcp-header` from
-   * `Mcp-Param-*` headers too, and refuses a call without them. The client mirrors them from its
-   * tool catalog, as it does for a direct call; the catalog is filled by a listing, so the bridge
-   * lists the tools before a call when the client holds no listing (at the start, and after the
-   * server said its tools changed) or when the listing it holds lacks the tool called (one the
-   * server added since; a modern server need not say so). A name the current listing was seen to
-   * lack does not list again until there is a new listing. A listing that fails leaves the call to
-   * go as it is. The listing serves every call waiting for it, so no one host request's
-   * cancellation ends it; the discovery budget bounds it.
-   */
-  async #knowTools(client: Client, name: unknown): Promise<void> {
-    if (client.era !== "modern" || client.transportMode === "stdio") return;
-    const known = client.cachedTools;
-    if (known !== this.#unlisted.listing) this.#unlisted = { listing: known, names: new Set() };
-    if (known !== undefined) {
-      if (typeof name !== "string" || this.#unlisted.names.has(name)) return;
-      if (known.some((tool) => tool.name === name)) return;
-    }
-    this.#listing ??= client.listTools().then(
-      () => {},
-      () => {},
-    );
-    const listing = this.#listing;
-    await listing;
-    if (this.#listing === listing) this.#listing = undefined;
-    const now = client.cachedTools;
-    if (typeof name === "string" && now !== undefined && !now.some((tool) => tool.name === name)) {
-      if (now !== this.#unlisted.listing) this.#unlisted = { listing: now, names: new Set() };
-      this.#unlisted.names.add(name);
-    }
-  }
-
   /** A legacy host's handshake: the target is reached first, so its answer is the server's. */
   async #initialize(params: JsonObject | undefined): Promise<JsonObject> {
     if (this.#initialized)
@@ -390,8 +298,8 @@ export class BridgeSession {
         "already_initialized",
         "initialize was already sent",
       );
-    this.#learnHost(isObject(params?.capabilities) ? params.capabilities : {}, params?.clientInfo);
-    const client = await this.#upstream();
+    this.#upstream.learnHost(isObject(params?.capabilities) ? params.capabilities : {}, params?.clientInfo);
+    const client = await this.#upstream.client();
     this.#initialized = true;
     this.#hostEra = "legacy";
     const asked = params?.protocolVersion;
@@ -399,7 +307,7 @@ export class BridgeSession {
     const result: JsonObject = {
       protocolVersion: version,
       capabilities: capabilitiesFor("legacy", client.era, client.serverCapabilities),
-      serverInfo: this.#serverInfo(client),
+      serverInfo: this.#upstream.serverInfo(client),
     };
     if (client.instructions !== undefined) result.instructions = client.instructions;
     return result;
@@ -416,253 +324,11 @@ export class BridgeSession {
     return result;
   }
 
-  /**
-   * A modern host's `subscriptions/listen` in front of a legacy server: the list changes the
-   * server announces anyway, and resource updates through `resources/subscribe`. The request
-   * stays open until the host cancels it or the session ends.
-   */
-  async #listen(client: Client, entry: InFlight, params: JsonObject | undefined): Promise<undefined> {
-    if (client.era === "modern")
-      throw protocolError(
-        { stage: "call", phase: "call", effect: "none" },
-        "not_in_era",
-        "subscriptions/listen is not carried to a 2026-07-28 server by this bridge",
-      );
-    const asked = isObject(params?.notifications) ? params.notifications : {};
-    const caps = client.serverCapabilities;
-    const ack: JsonObject = {};
-    const listChanged = (k: string) => isObject(caps[k]) && (caps[k] as JsonObject).listChanged === true;
-    if (asked.toolsListChanged === true && listChanged("tools")) ack.toolsListChanged = true;
-    if (asked.promptsListChanged === true && listChanged("prompts")) ack.promptsListChanged = true;
-    if (asked.resourcesListChanged === true && listChanged("resources")) ack.resourcesListChanged = true;
-    const uris: string[] = [];
-    const subscribable = isObject(caps.resources) && (caps.resources as JsonObject).subscribe === true;
-    if (Array.isArray(asked.resourceSubscriptions) && subscribable) {
-      for (const uri of asked.resourceSubscriptions) {
-        if (typeof uri !== "string") continue;
-        await client.subscribeResource(uri, { signal: entry.controller.signal });
-        uris.push(uri);
-      }
-      ack.resourceSubscriptions = uris;
-    }
-    entry.listen = { filter: ack, uris };
-    this.#o.link.send(
-      {
-        jsonrpc: "2.0",
-        method: "notifications/subscriptions/acknowledged",
-        params: { _meta: { [META_SUBSCRIPTION_ID]: entry.id }, notifications: ack },
-      },
-      entry.id,
-    );
-    return undefined;
-  }
-
   /** A modern host's log level, carried to the server when it changes (legacy: `logging/setLevel`). */
   async #followLogLevel(client: Client, level: string, signal: AbortSignal): Promise<void> {
     if (client.era === "legacy" && !isObject(client.serverCapabilities.logging)) return;
     await client.setLoggingLevel(level as never, { signal });
     this.#logLevel = level;
-  }
-
-  // ---- modern hosts: input_required rounds ----
-
-  #startRounds(
-    client: Client,
-    req: JsonRpcRequest,
-    entry: InFlight,
-    params: JsonObject | undefined,
-    options: CallOptions,
-  ): void {
-    const rounds: Rounds = {
-      token: undefined,
-      carrier: req.id,
-      caps: declaredCapabilities(req.params),
-      asked: new Map(),
-      controller: entry.controller,
-      method: req.method,
-    };
-    entry.rounds = rounds;
-    client.request(req.method, params, options).then(
-      (result) => this.#settleRounds(rounds, { result }),
-      (error) => this.#settleRounds(rounds, { error }),
-    );
-  }
-
-  /** The upstream request ended: its carrier gets the outcome, or the next retry will. */
-  #settleRounds(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
-    for (const a of rounds.asked.values()) a.reject(new Error("the request ended"));
-    rounds.asked.clear();
-    if (rounds.carrier === undefined) {
-      rounds.settled = outcome;
-      // A host that never retries does not keep the outcome alive for ever.
-      const token = rounds.token;
-      if (token !== undefined) setTimeout(() => this.#rounds.delete(token), UNCLAIMED_ROUND_MS).unref();
-      return;
-    }
-    this.#deliver(rounds, outcome);
-  }
-
-  #deliver(rounds: Rounds, outcome: { result?: JsonObject; error?: unknown }): void {
-    if (rounds.token !== undefined) this.#rounds.delete(rounds.token);
-    const entry = this.#inflight.get(String(rounds.carrier));
-    if (!entry) return;
-    if (outcome.result !== undefined) this.#reply(entry, outcome.result);
-    else this.#fail(entry, outcome.error);
-  }
-
-  /** The host's retry: its answers go to the waiting server requests, and it carries what comes next. */
-  #continueRounds(req: JsonRpcRequest, entry: InFlight, rounds: Rounds): void {
-    if (rounds.carrier !== undefined) {
-      this.#error(req.id, refusal(INVALID_REQUEST, "request_state_in_use", "that request is still running"));
-      return;
-    }
-    entry.rounds = rounds;
-    // The retry's own controller was never used: the running request's is the one that cancels.
-    this.#recycle(entry.controller);
-    entry.controller = rounds.controller;
-    this.#inflight.set(String(req.id), entry);
-    rounds.carrier = req.id;
-    const responses = isObject(req.params?.inputResponses) ? req.params.inputResponses : {};
-    for (const [key, asked] of rounds.asked) {
-      if (!asked.sent) continue;
-      rounds.asked.delete(key);
-      const answer = responses[key];
-      if (isObject(answer)) asked.resolve(answer);
-      else
-        asked.reject(
-          protocolError({ stage: "call", phase: "call" }, "input_missing", "the host gave no answer"),
-        );
-    }
-    if (rounds.settled) {
-      this.#deliver(rounds, rounds.settled);
-      return;
-    }
-    this.#flushRounds(rounds);
-  }
-
-  /** Sends the questions not yet asked to the carrier as an `input_required` result. */
-  #flushRounds(rounds: Rounds): void {
-    if (rounds.carrier === undefined) return;
-    const inputRequests: JsonObject = {};
-    for (const [key, asked] of rounds.asked) {
-      if (asked.sent) continue;
-      asked.sent = true;
-      inputRequests[key] = { method: asked.method, params: asked.params };
-    }
-    if (Object.keys(inputRequests).length === 0) return;
-    const carrier = this.#inflight.get(String(rounds.carrier));
-    rounds.carrier = undefined;
-    if (!carrier) return;
-    if (rounds.token === undefined) {
-      rounds.token = `tether-bridge-${randomUUID()}`;
-      this.#rounds.set(rounds.token, rounds);
-    }
-    this.#inflight.delete(String(carrier.id));
-    this.#o.link.send(
-      {
-        jsonrpc: "2.0",
-        id: carrier.id,
-        result: { resultType: "input_required", inputRequests, requestState: rounds.token },
-      },
-      carrier.id,
-    );
-  }
-
-  // ---- server requests to the host ----
-
-  /** Handlers for what the host declared it can answer: each server request goes to the host. */
-  #handlers(caps: JsonObject): ClientHandlers {
-    const ask = (method: string) => (params: JsonObject, context: HandlerContext) =>
-      this.#askHost(method, params, context.signal);
-    const handlers: ClientHandlers = {};
-    if (isObject(caps.sampling)) handlers.sampling = ask("sampling/createMessage");
-    if (isObject(caps.elicitation)) handlers.elicitation = ask("elicitation/create");
-    if (isObject(caps.roots)) handlers.roots = (context) => this.#askHost("roots/list", {}, context.signal);
-    return handlers;
-  }
-
-  #askHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
-    if (this.#hostEra === "modern") return this.#askModernHost(method, params, signal);
-    const id = `tether-bridge-${++bridgeRequests}`;
-    const related = this.#inflight.size === 1 ? [...this.#inflight.values()][0]!.id : undefined;
-    return new Promise<JsonObject>((resolve, reject) => {
-      const onAbort = () => {
-        this.#outgoing.delete(id);
-        this.#o.link.send({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: id, reason: "no longer needed" },
-        });
-        reject(signal.reason);
-      };
-      if (signal.aborted) return reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      const done = () => signal.removeEventListener("abort", onAbort);
-      this.#outgoing.set(id, {
-        resolve: (r) => {
-          done();
-          resolve(r);
-        },
-        reject: (e) => {
-          done();
-          reject(e);
-        },
-      });
-      this.#o.link.send({ jsonrpc: "2.0", id, method, params }, related);
-    });
-  }
-
-  /**
-   * A modern host answers only in a round of the request the question belongs to. The bridge
-   * knows which one when exactly one such request is running; otherwise the server is refused.
-   */
-  #askModernHost(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
-    const running = [
-      ...new Set([...this.#inflight.values()].map((f) => f.rounds).filter((r) => r !== undefined)),
-    ];
-    const rounds = running.length === 1 ? running[0]! : undefined;
-    if (!rounds)
-      return Promise.reject(
-        protocolError(
-          { stage: "call", phase: "call" },
-          "input_unroutable",
-          "the server asked the host for input outside a request the host can answer it in",
-        ),
-      );
-    const capability =
-      method === "sampling/createMessage" ? "sampling" : method === "roots/list" ? "roots" : "elicitation";
-    if (!isObject(rounds.caps[capability]))
-      return Promise.reject(
-        protocolError(
-          { stage: "call", phase: "call" },
-          "input_unsupported",
-          "the host did not declare that capability",
-        ),
-      );
-    return new Promise<JsonObject>((resolve, reject) => {
-      const key = `q${++bridgeRequests}`;
-      const onAbort = () => {
-        rounds.asked.delete(key);
-        reject(signal.reason);
-      };
-      if (signal.aborted) return reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      rounds.asked.set(key, {
-        method,
-        params,
-        sent: false,
-        resolve: (r) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(r);
-        },
-        reject: (e) => {
-          signal.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      });
-      // Questions asked together go out in one round.
-      queueMicrotask(() => this.#flushRounds(rounds));
-    });
   }
 
   // ---- host notifications ----
@@ -673,201 +339,25 @@ export class BridgeSession {
         return;
       case "notifications/cancelled": {
         const id = n.params?.requestId;
-        const entry = id === undefined ? undefined : this.#inflight.get(String(id));
+        const entry = id === undefined ? undefined : this.#open.get(id);
         if (!entry) return;
-        this.#inflight.delete(String(entry.id));
+        this.#open.delete(entry.id);
         entry.controller.abort(new Error("cancelled by the host"));
-        if (entry.listen) await this.#endListen(entry);
+        if (entry.listen) await this.#notifications.endListen(this.#upstream.ready, entry);
         return;
       }
     }
-    const client = this.#ready;
+    const client = this.#upstream.ready;
     if (!client) return;
     // The host's own news (roots changed, say) reaches a server of an era that knows it.
     if (client.era === "modern" && n.method === "notifications/roots/list_changed") return;
     await client.notify(n.method, withoutEnvelope(n.params)).catch(() => {});
   }
 
-  async #endListen(entry: InFlight): Promise<void> {
-    const client = this.#ready;
-    if (!client || !entry.listen) return;
-    for (const uri of entry.listen.uris) await client.unsubscribeResource(uri).catch(() => {});
-  }
-
   // ---- server notifications ----
 
   #serverNotification(n: { method: string; params: JsonObject }): void {
     if (this.#closed) return;
-    const message: JsonRpcNotification = { jsonrpc: "2.0", method: n.method, params: n.params };
-    // Progress reaches the host through the listener of the request it belongs to (#progress):
-    // the tokens upstream are the client's own, never the host's.
-    if (n.method === "notifications/cancelled" || n.method === "notifications/progress") return;
-    if (this.#hostEra !== "modern") {
-      // The client's own listen stream (a modern server) is its business; its tag is not the host's.
-      if (n.method === "notifications/subscriptions/acknowledged" || !this.#initialized) return;
-      this.#o.link.send({ ...message, params: withoutTag(n.params) }, this.#soleRequest());
-      return;
-    }
-    if (n.method === "notifications/message") {
-      const asker = [...this.#inflight.values()].find((f) => f.logs);
-      if (asker) this.#o.link.send(message, asker.id);
-      return;
-    }
-    const filterKey = LISTEN_FILTER[n.method];
-    for (const f of this.#inflight.values()) {
-      if (!f.listen) continue;
-      const wanted =
-        filterKey !== undefined
-          ? f.listen.filter[filterKey] === true
-          : n.method === "notifications/resources/updated" && f.listen.uris.includes(String(n.params.uri));
-      if (!wanted) continue;
-      this.#o.link.send(
-        { ...message, params: { ...n.params, _meta: { ...metaOf(n.params), [META_SUBSCRIPTION_ID]: f.id } } },
-        f.id,
-      );
-    }
+    this.#notifications.forward(n);
   }
-
-  // ---- the upstream connection ----
-
-  #learnHost(caps: JsonObject, info: unknown): void {
-    if (this.#client) return;
-    this.#hostCaps = caps;
-    if (isObject(info) && typeof info.name === "string")
-      this.#clientInfo = { name: info.name, version: typeof info.version === "string" ? info.version : "0" };
-  }
-
-  #upstream(): Promise<Client> {
-    this.#client ??= this.#open();
-    return this.#client;
-  }
-
-  async #open(): Promise<Client> {
-    let established = false;
-    const o = this.#o.connect;
-    try {
-      const client = await connect({
-        ...o,
-        secrets: [...(o.secrets ?? []), ...this.#o.redactor.secrets],
-        handlers: this.#handlers(this.#hostCaps),
-        clientInfo: this.#clientInfo ?? o.clientInfo,
-        listen: true,
-        onEvent: (event) => {
-          o.onEvent?.(event);
-          if (established && event.type === "closed" && event.closure !== "closed_by_client")
-            this.#lost(
-              closedError({ stage: "call", phase: "call" }, event.closure, "the server's connection ended"),
-            );
-        },
-      });
-      established = true;
-      this.#ready = client;
-      client.onNotification("*", (n) => this.#serverNotification(n));
-      if (this.#closed) await client.close();
-      return client;
-    } catch (error) {
-      this.#lost(asTetherError(error, { stage: "config", phase: "discovery", redactor: this.#o.redactor }));
-      throw error;
-    }
-  }
-
-  #lost(error: TetherError): void {
-    if (this.#fatal || this.#closed) return;
-    this.#fatal = true;
-    // The requests still open are answered by their own failures; the holder ends the session after.
-    // Two turns later: the replies this failure causes go out first (see #afterNotifications).
-    setImmediate(() => setImmediate(() => this.#o.onFatal?.(error)));
-  }
-
-  #serverInfo(client: Client): JsonObject {
-    this.#serverInfoMeta ??= this.#describeServer(client);
-    return this.#serverInfoMeta;
-  }
-
-  #describeServer(client: Client): JsonObject {
-    const info = client.serverInfo;
-    return info && typeof info.name === "string"
-      ? { name: info.name, version: info.version ?? "0" }
-      : { ...this.#o.bridgeInfo };
-  }
-
-  // ---- answering the host ----
-
-  /**
-   * Answers take the entry out of the open requests: the host can no longer cancel it, and a
-   * forwarded request's upstream has settled, so its controller is free again.
-   */
-  #release(entry: InFlight): boolean {
-    const key = String(entry.id);
-    if (this.#inflight.get(key) !== entry) return false;
-    this.#inflight.delete(key);
-    if (entry.forwarded) this.#recycle(entry.controller);
-    return true;
-  }
-
-  /**
-   * Keeps a controller for a later request. An AbortSignal is the one costly object per bridged
-   * request (an event target, made and then listened to by the client's call clock), and one that
-   * never aborted and has no listener left is as good as new. One that aborted, or that something
-   * still listens to, is left to the garbage collector.
-   */
-  #recycle(controller: AbortController): void {
-    if (this.#closed || this.#spare.length >= SPARE_CONTROLLERS || controller.signal.aborted) return;
-    if (getEventListeners(controller.signal, "abort").length > 0) return;
-    this.#spare.push(controller);
-  }
-
-  #reply(entry: InFlight, result: JsonObject): void {
-    if (!this.#release(entry)) return;
-    const client = this.#ready;
-    const shaped = resultFor(
-      entry.modern ? "modern" : "legacy",
-      entry.rounds?.method ?? entry.method,
-      result,
-      client ? this.#serverInfo(client) : undefined,
-    );
-    this.#afterNotifications(() =>
-      this.#o.link.send({ jsonrpc: "2.0", id: entry.id, result: shaped }, entry.id),
-    );
-  }
-
-  #fail(entry: InFlight, error: unknown): void {
-    // A request the host cancelled is not answered (the spec's rule for cancelled requests).
-    if (!this.#release(entry)) return;
-    const reply = { jsonrpc: "2.0" as const, id: entry.id, error: rpcErrorFor(error, this.#o.redactor) };
-    this.#afterNotifications(() => this.#o.link.send(reply, entry.id));
-  }
-
-  /**
-   * The client hands notifications to their handlers a turn of the event loop later; a reply
-   * waits that same turn, so what the server sent before its reply (log lines, list changes)
-   * reaches the host before it too. Progress goes out as it arrives, through its request's listener.
-   */
-  #afterNotifications(send: () => void): void {
-    setImmediate(send);
-  }
-
-  #error(id: JsonRpcId, error: JsonRpcErrorObject): void {
-    this.#o.link.send({ jsonrpc: "2.0", id, error }, id);
-  }
-
-  #soleRequest(): JsonRpcId | undefined {
-    return this.#inflight.size === 1 ? [...this.#inflight.values()][0]!.id : undefined;
-  }
-}
-
-/** A notification's params without a subscription tag of the bridge's own upstream stream. */
-function withoutTag(params: JsonObject): JsonObject {
-  if (!isObject(params._meta) || !(META_SUBSCRIPTION_ID in params._meta)) return params;
-  const meta = { ...params._meta };
-  delete meta[META_SUBSCRIPTION_ID];
-  const out = { ...params };
-  if (Object.keys(meta).length === 0) delete out._meta;
-  else out._meta = meta;
-  return out;
-}
-
-/** A host's JSON-RPC error to our request, as the failure the server is answered with. */
-function hostRefusal(error: JsonRpcErrorObject): Error {
-  return protocolError({ stage: "call", phase: "call" }, "host_refused", `the host refused (${error.code})`);
 }

@@ -1,68 +1,33 @@
 /**
- * `tether bridge --listen`: the target served over HTTP to any number of hosts.
+ * `tether bridge --listen`: the target served over HTTP to any number of hosts. This module
+ * holds the listener's lifetime: it listens, serves until the signal aborts, then ends every
+ * session (closing their upstreams) and the listener. The parts, one job each:
  *
- * - Streamable HTTP at `/mcp`. A legacy host's `initialize` opens a session of its own (its own
- *   upstream connection, named by `Mcp-Session-Id`), which ends on DELETE, after the idle
- *   timeout, or when its upstream ends. A 2026-07-28 host sends no session: its requests share one
- *   upstream connection, opened on the first and closed with the listener.
- * - The 2024-11-05 HTTP+SSE endpoints for old hosts: `GET /sse` opens a session whose `endpoint`
- *   event names `/messages?sessionId=…` for its POSTs; the session ends with the stream.
- *
- * Every request is checked before anything else: the bearer token (when one is set), the Host
- * header on a loopback listener and the Origin header (DNS-rebinding protection), and the body's
- * size (bounded; more is refused with 413 without reading further).
+ * - http-access.ts: the listen address, and the checks every request passes first (the bearer
+ *   token when one is set, the Host header on a loopback listener, the Origin header).
+ * - http-request.ts: a request's headers and its body, bounded (more is refused with 413).
+ * - HttpEndpoints (http-endpoints.ts): each request to its endpoint (Streamable HTTP at `/mcp`,
+ *   the 2024-11-05 HTTP+SSE pair at `/sse` and `/messages`) and its session.
+ * - HostSessions (http-sessions.ts): the sessions, a legacy host's own (ended on DELETE, after the
+ *   idle timeout, or when its upstream ends) and the one 2026-07-28 hosts share.
+ * - Hosted (hosted.ts): one session and the streams its messages take.
+ * - PostResponse (post-response.ts): the response to one POST of host requests.
  */
 
-import { randomUUID, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { isIP } from "node:net";
+import { createServer } from "node:http";
 import { configError, networkError } from "../errors/failures.ts";
 import type { TetherError } from "../errors/tether-error.ts";
-import {
-  asMessages,
-  isRequest,
-  type JsonObject,
-  type JsonRpcId,
-  type JsonRpcMessage,
-} from "../jsonrpc/messages.ts";
-import { BridgeSession, type BridgeSessionOptions, type HostLink } from "./bridge-session.ts";
-import { isModernRequest } from "./translate.ts";
+import type { BridgeSessionOptions } from "./bridge-session.ts";
+import type { ListenAddress } from "./http-access.ts";
+import { HttpEndpoints } from "./http-endpoints.ts";
+import { DEFAULT_IDLE_MS, HostSessions } from "./http-sessions.ts";
+
+export { type ListenAddress, parseListenAddress } from "./http-access.ts";
+export { REFUSED_BODY_DRAIN_BYTES, REFUSED_BODY_DRAIN_MS } from "./http-request.ts";
+export { DEFAULT_IDLE_MS, MAX_SESSIONS } from "./http-sessions.ts";
 
 /** The largest request body accepted: one JSON-RPC message or batch, never bulk data. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** Sessions at once; more `initialize` requests are refused with 503 until one ends. */
-export const MAX_SESSIONS = 64;
-/** A session nobody used for this long is ended (its upstream closed). */
-export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
-
-export interface ListenAddress {
-  host: string;
-  port: number;
-  loopback: boolean;
-}
-
-/** `HOST:PORT`, `[V6]:PORT` or `PORT` (loopback); a non-loopback host needs `allowRemote`. */
-export function parseListenAddress(text: string, allowRemote: boolean): ListenAddress {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text) ?? /^()()(\d{1,5})$/.exec(text);
-  const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || !(port >= 0 && port <= 65535))
-    throw configError("invalid_option", "--listen takes HOST:PORT (for example 127.0.0.1:8808)");
-  const host = m[1] || m[2] || "127.0.0.1";
-  const loopback = isLoopbackHost(host);
-  if (!loopback && !allowRemote)
-    throw configError(
-      "remote_listen_refused",
-      "--listen on a non-loopback address needs --allow-remote (and a token from --listen-token-env)",
-    );
-  if (!loopback && isIP(host) === 0 && host !== "0.0.0.0")
-    throw configError("invalid_option", "--listen takes an IP address or localhost");
-  return { host, port, loopback };
-}
-
-function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
 
 export interface HttpBridgeOptions extends Omit<BridgeSessionOptions, "link" | "onFatal"> {
   address: ListenAddress;
@@ -75,295 +40,28 @@ export interface HttpBridgeOptions extends Omit<BridgeSessionOptions, "link" | "
   onListening?: (urls: { mcp: string; sse: string }) => void;
 }
 
-/** Where one host request's messages go: its POST's response, while it is open. */
-interface Stream {
-  /** Whether the stream took the message (a JSON response carries only the reply itself). */
-  write(message: JsonRpcMessage): boolean;
-  /** The response to this request id went out: the stream may end. */
-  answered(id: JsonRpcId): void;
-}
-
-/** One host session (or the shared sessionless one) and the streams its messages may take. */
-class Hosted {
-  readonly session: BridgeSession;
-  readonly streams = new Map<string, Stream>();
-  /** The GET stream (legacy Streamable HTTP) or the HTTP+SSE stream: messages no request owns. */
-  standalone: ServerResponse | undefined;
-  lastActive = Date.now();
-  /** Shared sessionless hosts' ids are rewritten so two hosts' `1` never meet. */
-  readonly aliases = new Map<string, JsonRpcId>();
-  closed = false;
-
-  constructor(
-    options: Omit<BridgeSessionOptions, "link">,
-    readonly id: string | undefined,
-    readonly kind: "streamable" | "sse" | "shared",
-  ) {
-    const link: HostLink = { send: (message, related) => this.#send(message, related) };
-    this.session = new BridgeSession({ ...options, link });
-  }
-
-  #send(message: JsonRpcMessage, related: JsonRpcId | undefined): void {
-    const key = related === undefined ? undefined : String(related);
-    const stream = key === undefined ? undefined : this.streams.get(key);
-    let out = message;
-    if (this.kind === "shared" && key !== undefined && this.aliases.has(key)) {
-      const original = this.aliases.get(key)!;
-      if ("id" in out && out.id !== null && String(out.id) === key) out = { ...out, id: original };
-      if (!("method" in out)) this.aliases.delete(key);
-    }
-    if (stream?.write(out)) {
-      if (!("method" in out) && key !== undefined) {
-        this.streams.delete(key);
-        stream.answered(related!);
-      }
-      return;
-    }
-    if (this.standalone && !this.standalone.writableEnded) writeEvent(this.standalone, out);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.standalone && !this.standalone.writableEnded) this.standalone.end();
-    await this.session.close();
-  }
-}
-
-let aliasCount = 0;
-
 /**
  * Serves until `signal` aborts, then ends every session (closing their upstreams) and the
  * listener. Rejects when the address cannot be listened on.
  */
 export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
-  const sessions = new Map<string, Hosted>();
-  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  const sessionOptions = {
-    connect: options.connect,
-    redactor: options.redactor,
-    bridgeInfo: options.bridgeInfo,
-  };
-  let shared: Hosted | undefined;
-  const sharedSession = () => {
-    if (!shared || shared.closed) {
-      const hosted: Hosted = new Hosted(
-        {
-          ...sessionOptions,
-          // The shared connection failed: the next sessionless request opens a fresh one.
-          onFatal: () => {
-            if (shared === hosted) shared = undefined;
-            void hosted.close();
-          },
-        },
-        undefined,
-        "shared",
-      );
-      shared = hosted;
-    }
-    return shared;
-  };
-  const open = (kind: "streamable" | "sse"): Hosted => {
-    const id = randomUUID();
-    const hosted: Hosted = new Hosted({ ...sessionOptions, onFatal: () => void end(id) }, id, kind);
-    sessions.set(id, hosted);
-    return hosted;
-  };
-  const end = async (id: string) => {
-    const hosted = sessions.get(id);
-    if (!hosted) return;
-    sessions.delete(id);
-    await hosted.close();
-  };
-
+  const sessions = new HostSessions(
+    { connect: options.connect, redactor: options.redactor, bridgeInfo: options.bridgeInfo },
+    options.idleMs ?? DEFAULT_IDLE_MS,
+  );
+  const endpoints = new HttpEndpoints(sessions, {
+    address: options.address,
+    token: options.token,
+    maxBody: options.maxBodyBytes ?? MAX_BODY_BYTES,
+  });
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
+    endpoints.handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500).end();
       else res.end();
     });
   });
   server.headersTimeout = 30_000;
   server.requestTimeout = 0;
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const refusedWith = guard(req, options);
-    if (refusedWith) {
-      res.writeHead(refusedWith.status, refusedWith.headers ?? { "content-type": "text/plain" });
-      res.end(refusedWith.text);
-      req.resume();
-      return;
-    }
-    const url = new URL(req.url ?? "/", "http://bridge.invalid");
-    if (url.pathname === "/mcp") {
-      if (req.method === "POST") return postMcp(req, res);
-      if (req.method === "GET") return getMcp(req, res);
-      if (req.method === "DELETE") return deleteMcp(req, res);
-      res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
-      return;
-    }
-    if (url.pathname === "/sse" && req.method === "GET") return getSse(res);
-    if (url.pathname === "/messages" && req.method === "POST")
-      return postMessages(req, res, url.searchParams.get("sessionId") ?? "");
-    res.writeHead(404, { "content-type": "text/plain" }).end("not found");
-  }
-
-  async function postMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req, res, maxBody);
-    if (body === undefined) return;
-    const messages = parseMessages(body);
-    if (!messages) {
-      jsonError(res, 400, -32700, "parse error");
-      return;
-    }
-    const sessionId = header(req, "mcp-session-id");
-    let hosted: Hosted | undefined;
-    if (sessionId !== undefined) {
-      hosted = sessions.get(sessionId);
-      if (hosted?.kind !== "streamable") {
-        jsonError(res, 404, -32001, "session not found");
-        return;
-      }
-    } else if (messages.some((m) => isRequest(m) && m.method === "initialize")) {
-      if (sessions.size >= MAX_SESSIONS) {
-        jsonError(res, 503, -32000, "too many sessions");
-        return;
-      }
-      hosted = open("streamable");
-      res.setHeader("mcp-session-id", hosted.id!);
-    } else if (messages.every((m) => !isRequest(m) || isModernRequest(m.params))) {
-      hosted = sharedSession();
-    } else {
-      jsonError(res, 400, -32600, "no session: send initialize first, or the 2026-07-28 _meta envelope");
-      return;
-    }
-    hosted.lastActive = Date.now();
-    const requests = messages.filter(isRequest);
-    const target = hosted;
-    const incoming = target.kind === "shared" ? messages.map((m) => alias(target, m)) : messages;
-    if (requests.length === 0) {
-      for (const m of incoming) hosted.session.receive(m);
-      res.writeHead(202).end();
-      return;
-    }
-    const sse = (header(req, "accept") ?? "").includes("text/event-stream");
-    const waiting = new Set(incoming.filter(isRequest).map((r) => String(r.id)));
-    const collected: JsonRpcMessage[] = [];
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      if (sse) res.end();
-      else {
-        const payload = collected.length === 1 ? collected[0] : collected;
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(payload));
-      }
-    };
-    if (sse) {
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      res.flushHeaders();
-    }
-    const stream: Stream = {
-      write: (message) => {
-        if (finished) return false;
-        if (sse) writeEvent(res, message);
-        else if (!("method" in message)) collected.push(message);
-        else return false;
-        return true;
-      },
-      answered: (id) => {
-        waiting.delete(String(id));
-        if (waiting.size === 0) finish();
-      },
-    };
-    for (const key of waiting) hosted.streams.set(key, stream);
-    res.once("close", () => {
-      if (finished) return;
-      finished = true;
-      // A modern host closing its response stream cancels the request (2026-07-28); a legacy
-      // host's disconnect is not a cancellation, and later messages take the GET stream.
-      for (const key of waiting) {
-        hosted.streams.delete(key);
-        if (hosted.kind === "shared")
-          hosted.session.receive({
-            jsonrpc: "2.0",
-            method: "notifications/cancelled",
-            params: { requestId: key, reason: "the host closed the stream" },
-          });
-      }
-    });
-    for (const m of incoming) hosted.session.receive(m);
-  }
-
-  function getMcp(req: IncomingMessage, res: ServerResponse): void {
-    const hosted = sessions.get(header(req, "mcp-session-id") ?? "");
-    if (hosted?.kind !== "streamable") {
-      res.writeHead(hosted ? 404 : 405, { allow: "POST" }).end();
-      return;
-    }
-    if (hosted.standalone && !hosted.standalone.writableEnded) {
-      res.writeHead(409, { "content-type": "text/plain" }).end("a stream is already open for this session");
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    res.flushHeaders();
-    hosted.standalone = res;
-    hosted.lastActive = Date.now();
-    res.once("close", () => {
-      if (hosted.standalone === res) hosted.standalone = undefined;
-    });
-  }
-
-  async function deleteMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const id = header(req, "mcp-session-id") ?? "";
-    if (!sessions.has(id)) {
-      res.writeHead(404).end();
-      return;
-    }
-    await end(id);
-    res.writeHead(204).end();
-  }
-
-  function getSse(res: ServerResponse): void {
-    if (sessions.size >= MAX_SESSIONS) {
-      res.writeHead(503, { "content-type": "text/plain" }).end("too many sessions");
-      return;
-    }
-    const hosted = open("sse");
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    res.write(`event: endpoint\ndata: /messages?sessionId=${hosted.id}\n\n`);
-    hosted.standalone = res;
-    res.once("close", () => void end(hosted.id!));
-  }
-
-  async function postMessages(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
-    const hosted = sessions.get(id);
-    if (hosted?.kind !== "sse") {
-      req.resume();
-      res.writeHead(404, { "content-type": "text/plain" }).end("session not found");
-      return;
-    }
-    const body = await readBody(req, res, maxBody);
-    if (body === undefined) return;
-    const messages = parseMessages(body);
-    if (!messages) {
-      res.writeHead(400, { "content-type": "text/plain" }).end("invalid JSON-RPC");
-      return;
-    }
-    hosted.lastActive = Date.now();
-    res.writeHead(202, { "content-type": "text/plain" }).end("Accepted");
-    for (const m of messages) hosted.session.receive(m);
-  }
-
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, hosted] of sessions)
-        if (hosted.session.pending === 0 && now - hosted.lastActive > idleMs) void end(id);
-    },
-    Math.max(50, Math.min(60_000, Math.floor(idleMs / 4))),
-  );
-  sweep.unref();
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error) => reject(listenFailure(error));
@@ -382,154 +80,9 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<void> {
     if (options.signal?.aborted) resolve();
     options.signal?.addEventListener("abort", () => resolve(), { once: true });
   });
-  clearInterval(sweep);
   server.close();
-  await Promise.all([...sessions.keys()].map((id) => end(id)).concat(shared ? [shared.close()] : []));
+  await sessions.close();
   server.closeAllConnections();
-}
-
-/** A sessionless host's request id, made unique across hosts on the shared session. */
-function alias(hosted: Hosted, message: JsonRpcMessage): JsonRpcMessage {
-  if (isRequest(message)) {
-    const key = `h${++aliasCount}`;
-    hosted.aliases.set(key, message.id);
-    return { ...message, id: key };
-  }
-  if ("method" in message && message.method === "notifications/cancelled") {
-    const original = message.params?.requestId;
-    for (const [key, id] of hosted.aliases)
-      if (id === original) return { ...message, params: { ...message.params, requestId: key } };
-  }
-  return message;
-}
-
-/** The checks every request passes first; undefined when it may go on. */
-function guard(
-  req: IncomingMessage,
-  options: HttpBridgeOptions,
-): { status: number; text: string; headers?: Record<string, string> } | undefined {
-  if (options.token !== undefined) {
-    const given = /^Bearer\s+(.+)$/i.exec(header(req, "authorization") ?? "")?.[1]?.trim() ?? "";
-    const a = Buffer.from(given);
-    const b = Buffer.from(options.token);
-    if (a.length !== b.length || !timingSafeEqual(a, b))
-      return {
-        status: 401,
-        text: "a bearer token is required",
-        headers: { "content-type": "text/plain", "www-authenticate": 'Bearer realm="tether-bridge"' },
-      };
-  }
-  const hostHeader = header(req, "host") ?? "";
-  const hostName = hostHeader.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-  if (options.address.loopback && !isLoopbackHost(hostName))
-    return { status: 403, text: "this listener answers only to a loopback Host" };
-  const origin = header(req, "origin");
-  if (origin !== undefined && origin !== "null") {
-    let allowed = false;
-    try {
-      const o = new URL(origin);
-      const name = o.hostname.replace(/^\[|\]$/g, "");
-      allowed = options.address.loopback ? isLoopbackHost(name) : o.host === hostHeader;
-    } catch {
-      allowed = false;
-    }
-    if (!allowed) return { status: 403, text: "origin not allowed" };
-  } else if (origin === "null") return { status: 403, text: "origin not allowed" };
-  return undefined;
-}
-
-/**
- * How long, and how many more bytes, a host that sent too large a body may go on sending after
- * the 413 (what it sends is read and dropped) before its connection is cut.
- */
-export const REFUSED_BODY_DRAIN_MS = 3_000;
-export const REFUSED_BODY_DRAIN_BYTES = 256 * 1024 * 1024;
-const TOO_LARGE = "request body too large";
-
-/** The body, at most `max` bytes; a longer one is answered 413 and undefined returned. */
-function readBody(req: IncomingMessage, res: ServerResponse, max: number): Promise<Buffer | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    const refuse = () => {
-      refused = true;
-      chunks.length = 0;
-      refuseBody(req, res);
-      resolve(undefined);
-    };
-    const declared = Number(header(req, "content-length") ?? Number.NaN);
-    if (Number.isFinite(declared) && declared > max) return refuse();
-    req.on("data", (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > max) return refuse();
-      chunks.push(chunk);
-    });
-    req.once("end", () => {
-      if (!refused) resolve(Buffer.concat(chunks));
-    });
-    // A request cut off half-way has no body to act on; its response goes nowhere.
-    req.once("close", () => {
-      if (!req.complete && !refused) {
-        refused = true;
-        resolve(undefined);
-      }
-    });
-  });
-}
-
-/**
- * Answers 413 and closes the connection without hiding the answer. A host that writes its whole
- * body before it reads (most HTTP clients do) meets a reset, not the 413, if the socket closes
- * with its data unread; and node closes it as soon as a `Connection: close` response ends. So the
- * status and text go out at once, the rest of the body is read and dropped (nothing is kept), and
- * the response ends (node then closes the connection) once the body has all arrived; a host still
- * sending after REFUSED_BODY_DRAIN_MS or REFUSED_BODY_DRAIN_BYTES is cut off.
- */
-function refuseBody(req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(413, {
-    "content-type": "text/plain",
-    "content-length": String(Buffer.byteLength(TOO_LARGE)),
-    connection: "close",
-  });
-  res.write(TOO_LARGE);
-  const socket = req.socket;
-  const cut = setTimeout(() => socket.destroy(), REFUSED_BODY_DRAIN_MS);
-  cut.unref();
-  socket.once("close", () => clearTimeout(cut));
-  let dropped = 0;
-  req.on("data", (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > REFUSED_BODY_DRAIN_BYTES) socket.destroy();
-  });
-  req.once("end", () => {
-    clearTimeout(cut);
-    res.end();
-  });
-  req.resume();
-}
-
-function parseMessages(body: Buffer): JsonRpcMessage[] | undefined {
-  try {
-    return asMessages(JSON.parse(body.toString("utf8")));
-  } catch {
-    return undefined;
-  }
-}
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-function writeEvent(res: ServerResponse, message: JsonRpcMessage): void {
-  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-}
-
-function jsonError(res: ServerResponse, status: number, code: number, message: string): void {
-  const body: JsonObject = { jsonrpc: "2.0", id: null, error: { code, message } };
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 }
 
 function listenFailure(error: Error): TetherError {
