@@ -1,6 +1,7 @@
 import type { Era, TransportMode } from "../errors/codes.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
+import { piecesAt } from "../jsonrpc/long-strings.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { Session } from "../jsonrpc/session.ts";
 import type { OutputValidator } from "../options/output-validator.ts";
@@ -342,7 +343,7 @@ export class ConnectedClient implements Client {
   }
 
   redact<T>(value: T): T {
-    return this.#redactor.redactDocument(value);
+    return this.#redactor.redactDocument(value, piecesAt);
   }
 
   close(): Promise<void> {

@@ -112,6 +112,13 @@ function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+/**
+ * Where a long string's pieces can be found, by the object or array holding it and its key there
+ * (the streaming parser records them): redaction then reads them one by one instead of making
+ * the engine copy the whole string first.
+ */
+export type PiecesLookup = (holder: object, key: string | number) => readonly string[] | undefined;
+
 export interface RedactorOptions {
   /** Values scrubbed from messages only, never from result output (the CLI's environment). */
   ambient?: Iterable<string>;
@@ -124,6 +131,8 @@ export class Redactor {
   #messageMatcher: RegExp | undefined;
   /** Finds every form searched for in result output. */
   #outputMatcher: RegExp | undefined;
+  /** The longest of those forms, in characters. */
+  #outputLongest = 0;
 
   constructor(secrets: Iterable<string> = [], options: RedactorOptions = {}) {
     this.#secrets = [...secrets].filter((s) => typeof s === "string");
@@ -133,7 +142,9 @@ export class Redactor {
 
   #index(): void {
     this.#messageMatcher = matcherOf(formsOf([...this.#secrets, ...this.#ambient], MIN_SECRET_CHARS));
-    this.#outputMatcher = matcherOf(formsOf(this.#secrets, MIN_OUTPUT_SECRET_CHARS));
+    const output = formsOf(this.#secrets, MIN_OUTPUT_SECRET_CHARS);
+    this.#outputMatcher = matcherOf(output);
+    this.#outputLongest = Math.max(0, ...[...output].map((f) => f.length));
   }
 
   /** A redactor that also knows these secrets. */
@@ -194,20 +205,24 @@ export class Redactor {
    * A result document with `redactSecrets` applied to every string in it, keys included; the
    * structure is rebuilt, never re-parsed, so the document stays exact apart from the secrets.
    */
-  redactDocument<T>(value: T): T {
+  redactDocument<T>(value: T, piecesAt?: PiecesLookup): T {
     if (this.#outputMatcher === undefined) return value;
-    return this.#walk(value, 0) as T;
+    return this.#walk(value, 0, piecesAt) as T;
   }
 
   /** The value with its strings redacted; a branch in which nothing changed is returned as it is. */
-  #walk(value: unknown, depth: number): unknown {
+  #walk(value: unknown, depth: number, piecesAt: PiecesLookup | undefined): unknown {
     if (typeof value === "string") return this.redactSecrets(value);
     // Results arrive through a depth-bounded decoder; this bound only guards against cycles.
     if (typeof value !== "object" || value === null || depth > 1_000) return value;
+    const child = (v: unknown, key: string | number): unknown => {
+      const pieces = typeof v === "string" && piecesAt ? piecesAt(value, key) : undefined;
+      return pieces ? this.#redactPieces(v as string, pieces) : this.#walk(v, depth + 1, piecesAt);
+    };
     if (Array.isArray(value)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
-        const v = this.#walk(value[i], depth + 1);
+        const v = child(value[i], i);
         if (v === value[i]) continue;
         out ??= value.slice();
         out[i] = v;
@@ -217,7 +232,7 @@ export class Redactor {
     let out: Record<string, unknown> | undefined;
     for (const [k, v] of Object.entries(value)) {
       const key = this.redactSecrets(k);
-      const w = this.#walk(v, depth + 1);
+      const w = child(v, k);
       if (key === k && w === v && out === undefined) continue;
       if (out === undefined) {
         // Rebuilt in the original key order from the first change on.
@@ -230,6 +245,24 @@ export class Redactor {
       out[key] = w;
     }
     return out ?? value;
+  }
+
+  /**
+   * A long string read in pieces (see PiecesLookup), searched piece by piece, each with the end
+   * of the one before it (a secret may straddle two): when no piece holds a secret the string is
+   * returned as it is, never copied whole. Only a string that has a secret is rebuilt.
+   */
+  #redactPieces(whole: string, pieces: readonly string[]): string {
+    const matcher = this.#outputMatcher;
+    if (matcher === undefined) return whole;
+    const keep = this.#outputLongest - 1;
+    let carry = "";
+    for (const piece of pieces) {
+      matcher.lastIndex = 0;
+      if (matcher.test(carry + piece)) return this.redactSecrets(whole);
+      carry = piece.length >= keep ? piece.slice(piece.length - keep) : (carry + piece).slice(-keep);
+    }
+    return whole;
   }
 }
 

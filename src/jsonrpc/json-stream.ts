@@ -12,6 +12,8 @@
  * end (as json-depth's flattenBelow reads a refused frame), and `tooDeep` is reported.
  */
 
+import { LONG_STRING_CHARS, recordPieces } from "./long-strings.ts";
+
 /** Text that is not JSON. */
 export class JsonStreamSyntaxError extends Error {
   override readonly name = "JsonStreamSyntaxError";
@@ -73,6 +75,8 @@ export class JsonStreamParser {
   #hasRoot = false;
   /** The string being read, as a chain of slices. */
   #string = "";
+  /** The same string's pieces, once it is long (see long-strings.ts). */
+  #pieces: string[] | undefined;
   #stringIsKey = false;
   #unicode = "";
   #token = "";
@@ -97,7 +101,7 @@ export class JsonStreamParser {
           if (end > i) {
             const piece = text.slice(i, end);
             if (CONTROL.test(piece)) this.#fail();
-            this.#string += piece;
+            this.#append(piece);
           }
           if (!hit) return;
           i = end + 1;
@@ -113,7 +117,7 @@ export class JsonStreamParser {
           } else {
             const e = ESCAPES[c];
             if (e === undefined) this.#fail();
-            this.#string += e;
+            this.#append(e);
             this.#state = S.String;
           }
           break;
@@ -122,7 +126,7 @@ export class JsonStreamParser {
           while (i < n && this.#unicode.length < 4) this.#unicode += text[i++];
           if (this.#unicode.length < 4) return;
           if (!/^[0-9A-Fa-f]{4}$/.test(this.#unicode)) this.#fail();
-          this.#string += String.fromCharCode(Number.parseInt(this.#unicode, 16));
+          this.#append(String.fromCharCode(Number.parseInt(this.#unicode, 16)));
           this.#state = S.String;
           break;
         }
@@ -267,13 +271,28 @@ export class JsonStreamParser {
     return i;
   }
 
+  /** Adds to the string being read; a long one's pieces are noted too. */
+  #append(piece: string): void {
+    if (this.#pieces) this.#pieces.push(piece);
+    else if (this.#string.length + piece.length > LONG_STRING_CHARS && !this.#stringIsKey)
+      this.#pieces = [this.#string, piece];
+    this.#string += piece;
+  }
+
   #endString(): void {
     const s = this.#string;
+    const pieces = this.#pieces;
     this.#string = "";
+    this.#pieces = undefined;
     if (this.#stringIsKey) {
       this.#stack.at(-1)!.key = s;
       this.#state = S.Colon;
-    } else this.#value(s);
+      return;
+    }
+    const top = this.#stack.at(-1);
+    if (pieces && top)
+      recordPieces(top.container, Array.isArray(top.container) ? top.container.length : top.key!, pieces);
+    this.#value(s);
   }
 
   #endToken(): void {

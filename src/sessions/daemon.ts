@@ -21,7 +21,7 @@ import type { LifecycleEvent } from "../lifecycle/events.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { checkFolder, checkSocket, prepareFolder, type SessionPlace } from "./folder.ts";
-import { type Frame, readFrames, writeFrame } from "./frames.ts";
+import { type Frame, FrameWriter, readFrames, replyFrameCeiling } from "./frames.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, IdleTimer } from "./idle.ts";
 import { validSessionName } from "./names.ts";
 import {
@@ -67,12 +67,15 @@ interface Session {
   startedAt: number;
   idle: IdleTimer;
   callTimeoutMs: number;
+  callMaxBytes: number;
   /** Listeners to tell when the session ends. */
   watchers: Set<(error: TetherError) => void>;
 }
 
 interface Peer {
   socket: Socket;
+  /** Every frame to this command goes through it, in order. */
+  writer: FrameWriter;
   inflight: Map<unknown, AbortController>;
   listens: Map<unknown, () => void>;
 }
@@ -107,8 +110,8 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     for (const s of [...sessions.values()]) drop(s, "was ended");
     server.close();
     removeOurSocket();
-    // Replies already written go out before the connections close.
-    for (const p of peers) p.socket.end();
+    // Replies already asked for go out before the connections close.
+    for (const p of peers) void p.writer.settled().then(() => p.socket.end());
     void Promise.all(closing).then(done);
   };
   const removeOurSocket = () => {
@@ -155,6 +158,7 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     idleMs: s.idle.busy ? 0 : Math.max(0, Math.round(clock.now() - s.idle.lastUsed)),
     idleTimeoutMs: s.idle.timeoutMs,
     callTimeoutMs: s.callTimeoutMs,
+    callMaxBytes: s.callMaxBytes,
     daemonPid: process.pid,
   });
 
@@ -177,7 +181,7 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
       end();
       return;
     }
-    const peer: Peer = { socket, inflight: new Map(), listens: new Map() };
+    const peer: Peer = { socket, writer: new FrameWriter(socket), inflight: new Map(), listens: new Map() };
     peers.add(peer);
     socket.on("error", () => {});
     socket.on("close", () => {
@@ -197,23 +201,24 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     );
   }
 
-  const reply = (peer: Peer, id: unknown, body: Frame) => {
-    if (!writeFrame(peer.socket, { id, ...body }) && "ok" in body && !peer.socket.destroyed) {
-      // A result over the frame ceiling is a limit failure, said as one.
-      writeFrame(peer.socket, {
-        id,
-        error: errorToWire(
-          new TetherError({
-            code: "limit",
-            reason: "session_frame_too_large",
-            stage: "call",
-            phase: "call",
-            message: "the result is larger than a session frame may carry",
-            effect: "done",
-          }),
-        ),
-      });
-    }
+  /** One answer; `ok` frames may be as large as the call's ceiling allows (`maxBytes`). */
+  const reply = async (peer: Peer, id: unknown, body: Frame, maxBytes?: number): Promise<void> => {
+    if ((await peer.writer.write({ id, ...body }, maxBytes)) || !("ok" in body) || peer.socket.destroyed)
+      return;
+    // A result over the frame ceiling is a limit failure, said as one.
+    await peer.writer.write({
+      id,
+      error: errorToWire(
+        new TetherError({
+          code: "limit",
+          reason: "session_frame_too_large",
+          stage: "call",
+          phase: "call",
+          message: "the result is larger than a session frame may carry",
+          effect: "done",
+        }),
+      ),
+    });
   };
   const fail = (peer: Peer, id: unknown, error: unknown) =>
     reply(peer, id, { error: errorToWire(asTetherError(error, { stage: "call", phase: "call" })) });
@@ -275,7 +280,7 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
         onEvent: (event: LifecycleEvent) => {
           // Establishment's events go to the command that asked (for --events); a later
           // `closed` means the server went away and the session with it.
-          if (session === undefined) writeFrame(peer.socket, { id, event: event as unknown as Frame });
+          if (session === undefined) void peer.writer.write({ id, event: event as unknown as Frame });
           else if (event.type === "closed") drop(session, "has ended: its server closed the connection");
         },
       });
@@ -294,6 +299,8 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
           if (session) drop(session, "ended after its idle timeout");
         }),
         callTimeoutMs: options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default,
+        callMaxBytes:
+          options.call?.maxResponseBytes ?? options.maxResponseBytes ?? LIMITS.maxResponseBytes.default,
         watchers: new Set(),
       };
       sessions.set(name, session);
@@ -326,9 +333,9 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     // command never holds.
     const redact = <T>(v: T): T => s.client.redact(v);
     if (given.progress === true)
-      options.onProgress = (p: unknown) => writeFrame(peer.socket, { id, progress: redact(p) });
+      options.onProgress = (p: unknown) => void peer.writer.write({ id, progress: redact(p) });
     if (given.status === true)
-      options.onStatus = (t: unknown) => writeFrame(peer.socket, { id, status: redact(t) });
+      options.onStatus = (t: unknown) => void peer.writer.write({ id, status: redact(t) });
     args.push(options);
     const release = s.idle.begin();
     peer.inflight.set(id, ac);
@@ -341,7 +348,8 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
       // Notifications are handed to listeners a turn later: those that came before the result
       // (a log line the tool sent while it ran) go out ahead of it, in the order the server sent them.
       await new Promise((resolve) => setImmediate(resolve));
-      reply(peer, id, { ok: redact(result ?? null) as Frame });
+      const ceiling = typeof given.maxResponseBytes === "number" ? given.maxResponseBytes : s.callMaxBytes;
+      await reply(peer, id, { ok: redact(result ?? null) as Frame }, replyFrameCeiling(ceiling));
     } finally {
       release();
       peer.inflight.delete(id);
@@ -355,7 +363,7 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     const s = live(frame.session);
     const c = s.client;
     const send = (payload: unknown) =>
-      writeFrame(peer.socket, { id, notification: c.redact(payload) as Frame });
+      void peer.writer.write({ id, notification: c.redact(payload) as Frame });
     const off = subscribe(c, kind as ListenKind, typeof frame.method === "string" ? frame.method : "*", send);
     // A command listening keeps its session in use: an idle timeout does not end a watch.
     const release = s.idle.begin();

@@ -6,7 +6,7 @@
 import { rmSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { checkFolder, checkSocket, prepareFolder, type SessionPlace } from "./folder.ts";
-import { type Frame, readFrames, writeFrame } from "./frames.ts";
+import { type Frame, MAX_FRAME_BYTES, readFrames, writeFrame } from "./frames.ts";
 import { connectionErrorFor, unanswered } from "./launch-errors.ts";
 import { errorToWire } from "./wire.ts";
 
@@ -22,6 +22,8 @@ export class SessionLink {
   readonly #handlers = new Map<number, Handler>();
   #next = 1;
   #closed = false;
+  /** The largest frame accepted: raised for a call whose reply may be larger (allowFrames). */
+  #ceiling = MAX_FRAME_BYTES;
 
   private constructor(socket: Socket) {
     this.#socket = socket;
@@ -38,7 +40,13 @@ export class SessionLink {
         if (typeof frame.id === "number") this.#handlers.get(frame.id)?.(frame);
       },
       () => {},
+      () => this.#ceiling,
     );
+  }
+
+  /** Accepts frames up to `maxBytes` from now on (never less than before). */
+  allowFrames(maxBytes: number): void {
+    if (maxBytes > this.#ceiling) this.#ceiling = maxBytes;
   }
 
   /**

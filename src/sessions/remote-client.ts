@@ -21,7 +21,7 @@ import type { JsonObject } from "../jsonrpc/messages.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
-import type { Frame } from "./frames.ts";
+import { type Frame, replyFrameCeiling } from "./frames.ts";
 import type { SessionLink } from "./link.ts";
 import {
   DISCOVERY_OPERATIONS,
@@ -68,6 +68,8 @@ function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudg
     const timeoutMs = options.timeoutMs ?? (discovery ? budgets.discoveryTimeoutMs : budgets.callTimeoutMs);
     const maxResponseBytes =
       options.maxResponseBytes ?? (discovery ? budgets.discoveryMaxBytes : budgets.callMaxBytes);
+    // The reply may be as large as the call's ceiling (the session's own when the command names none).
+    link.allowFrames(replyFrameCeiling(maxResponseBytes ?? info.callMaxBytes ?? 0));
     const wire: Frame = {
       timeoutMs,
       maxResponseBytes,

@@ -85,6 +85,7 @@ export interface SessionInfo {
   idleTimeoutMs: number;
   /** The session's own call-phase budget and ceiling, for a command that names none. */
   callTimeoutMs: number;
+  callMaxBytes?: number;
   daemonPid: number;
 }
 

@@ -8,10 +8,17 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { words } from "../../src/cli/shell.ts";
 import { TetherError } from "../../src/errors/tether-error.ts";
-import { type Frame, FrameTooLarge, readFrames, writeFrame } from "../../src/sessions/frames.ts";
+import {
+  type Frame,
+  FrameTooLarge,
+  FrameWriter,
+  readFrames,
+  replyFrameCeiling,
+  writeFrame,
+} from "../../src/sessions/frames.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, IdleTimer } from "../../src/sessions/idle.ts";
 import { errorFromWire, errorToWire } from "../../src/sessions/wire.ts";
-import { fakeClock } from "../helpers/fake-clock.ts";
+import { fakeClock, until } from "../helpers/fake-clock.ts";
 
 test("K1: an idle session expires exactly at its timeout, never while a command or a watch is using it", async () => {
   const clock = fakeClock();
@@ -103,6 +110,48 @@ test("K1: frames arrive whole across chunks; a frame over the ceiling cuts the p
   }
 });
 
+test("K1: a large frame is written in slices, exact, never interleaved; over its ceiling it is refused whole", async () => {
+  const { a, b, done } = await socketPair();
+  try {
+    const got: Frame[] = [];
+    const ceiling = replyFrameCeiling(32 * 1024 * 1024);
+    readFrames(
+      b,
+      (f) => got.push(f),
+      () => {},
+      ceiling,
+    );
+    // Surrogate pairs, quotes and controls straddle the 1 Mi-character slices.
+    const unit = 'é"\\\n😀x';
+    const big = unit.repeat(Math.ceil((3 * 1024 * 1024) / unit.length));
+    const writer = new FrameWriter(a);
+    const large = writer.write(
+      { id: 1, ok: { content: [{ type: "text", text: big }], n: 1, u: undefined } },
+      ceiling,
+    );
+    const small = writer.write({ id: 2, progress: { progress: 1 } });
+    assert.equal(await large, true);
+    assert.equal(await small, true);
+    assert.equal(await writer.write({ id: 3, ok: { text: big } }, 1024 * 1024), false, "over the ceiling");
+    await writer.write({ id: 4, ok: "last" });
+    await until(() => got.length === 3, 10_000, "three frames");
+    assert.deepEqual(
+      got.map((f) => f.id),
+      [1, 2, 4],
+      "in order, the refused one never sent",
+    );
+    assert.deepEqual(
+      got[0],
+      JSON.parse(JSON.stringify({ id: 1, ok: { content: [{ type: "text", text: big }], n: 1 } })),
+    );
+    assert.equal((got[0]!.ok as { content: { text: string }[] }).content[0]!.text, big);
+    assert.ok(replyFrameCeiling(1024) >= 64 * 1024 * 1024, "never below the default frame ceiling");
+    assert.ok(replyFrameCeiling(256 * 1024 * 1024) > 256 * 1024 * 1024 * 1.25, "room for redaction");
+  } finally {
+    done();
+  }
+});
+
 test("K1: an error crosses the socket as its public record and comes back the same; garbage is internal", () => {
   const original = new TetherError({
     code: "timeout",
@@ -129,4 +178,31 @@ test("K1: shell lines split into words, quotes keeping spaces", () => {
   ]);
   assert.deepEqual(words("  read  'demo://a b'  "), ["read", "demo://a b"]);
   assert.deepEqual(words(""), []);
+});
+
+test("K1: a long string read in pieces is written from its pieces, exact", async () => {
+  const { JsonStreamParser } = await import("../../src/jsonrpc/json-stream.ts");
+  const { a, b, done } = await socketPair();
+  try {
+    const text = `${'é😀"\\'.repeat(400_000)}${"x".repeat(1_500_000)}`;
+    const parser = new JsonStreamParser(64);
+    const json = JSON.stringify({ content: [{ type: "text", text }] });
+    for (let at = 0; at < json.length; at += 65_536) parser.push(json.slice(at, at + 65_536));
+    const result = parser.end().value as Frame;
+    const got: Frame[] = [];
+    readFrames(
+      b,
+      (f) => got.push(f),
+      () => {},
+      replyFrameCeiling(64 * 1024 * 1024),
+    );
+    assert.equal(
+      await new FrameWriter(a).write({ id: 1, ok: result }, replyFrameCeiling(64 * 1024 * 1024)),
+      true,
+    );
+    await until(() => got.length === 1, 10_000, "the frame");
+    assert.equal((got[0]!.ok as { content: { text: string }[] }).content[0]!.text, text);
+  } finally {
+    done();
+  }
 });
