@@ -131,8 +131,9 @@ export class Redactor {
   #messageMatcher: RegExp | undefined;
   /** Finds every form searched for in result output. */
   #outputMatcher: RegExp | undefined;
-  /** The longest of those forms, in characters. */
+  /** The longest and the shortest of those forms, in characters. */
   #outputLongest = 0;
+  #outputShortest = 0;
 
   constructor(secrets: Iterable<string> = [], options: RedactorOptions = {}) {
     this.#secrets = [...secrets].filter((s) => typeof s === "string");
@@ -144,7 +145,9 @@ export class Redactor {
     this.#messageMatcher = matcherOf(formsOf([...this.#secrets, ...this.#ambient], MIN_SECRET_CHARS));
     const output = formsOf(this.#secrets, MIN_OUTPUT_SECRET_CHARS);
     this.#outputMatcher = matcherOf(output);
-    this.#outputLongest = Math.max(0, ...[...output].map((f) => f.length));
+    const lengths = [...output].map((f) => f.length);
+    this.#outputLongest = Math.max(0, ...lengths);
+    this.#outputShortest = Math.min(...lengths);
   }
 
   /** A redactor that also knows these secrets. */
@@ -189,7 +192,8 @@ export class Redactor {
 
   /** For result output: only configured secrets of 8 characters or more, in their echoed forms. */
   redactSecrets(text: string): string {
-    return replaceAll(text, this.#outputMatcher);
+    // Most strings of a message (keys, types, ids) are shorter than any form: nothing to search.
+    return text.length < this.#outputShortest ? text : replaceAll(text, this.#outputMatcher);
   }
 
   /**
@@ -215,36 +219,50 @@ export class Redactor {
     if (typeof value === "string") return this.redactSecrets(value);
     // Results arrive through a depth-bounded decoder; this bound only guards against cycles.
     if (typeof value !== "object" || value === null || depth > 1_000) return value;
-    const child = (v: unknown, key: string | number): unknown => {
-      const pieces = typeof v === "string" && piecesAt ? piecesAt(value, key) : undefined;
-      return pieces ? this.#redactPieces(v as string, pieces) : this.#walk(v, depth + 1, piecesAt);
-    };
     if (Array.isArray(value)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
-        const v = child(value[i], i);
+        const v = this.#child(value, i, value[i], depth, piecesAt);
         if (v === value[i]) continue;
         out ??= value.slice();
         out[i] = v;
       }
       return out ?? value;
     }
+    const record = value as Record<string, unknown>;
     let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) {
+    for (const k in record) {
+      if (!Object.hasOwn(record, k)) continue;
+      const v = record[k];
       const key = this.redactSecrets(k);
-      const w = child(v, k);
+      const w = this.#child(record, k, v, depth, piecesAt);
       if (key === k && w === v && out === undefined) continue;
       if (out === undefined) {
         // Rebuilt in the original key order from the first change on.
         out = {};
-        for (const [k0, v0] of Object.entries(value)) {
+        for (const k0 in record) {
           if (k0 === k) break;
-          out[k0] = v0;
+          if (Object.hasOwn(record, k0)) out[k0] = record[k0];
         }
       }
       out[key] = w;
     }
     return out ?? value;
+  }
+
+  /** One member: a long string read in pieces is searched piece by piece. */
+  #child(
+    holder: object,
+    key: string | number,
+    v: unknown,
+    depth: number,
+    piecesAt: PiecesLookup | undefined,
+  ): unknown {
+    if (typeof v === "string") {
+      const pieces = piecesAt && v.length > this.#outputLongest ? piecesAt(holder, key) : undefined;
+      return pieces ? this.#redactPieces(v, pieces) : this.redactSecrets(v);
+    }
+    return this.#walk(v, depth + 1, piecesAt);
   }
 
   /**
