@@ -19,7 +19,7 @@ import {
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { envelope, RawHost, startListener } from "../helpers/bridge.ts";
-import { assertNoLeak, CANARIES, CANARY_QUERY, ECHO_SERVER, startEchoHttp } from "../helpers/canaries.ts";
+import { assertNoLeak, CANARIES, echoUpstreams, startEchoHttp } from "../helpers/canaries.ts";
 import type { ExampleServer } from "../helpers/hostile.ts";
 
 const ENV = { TETHER_TEST_BEARER: CANARIES.bearer };
@@ -33,21 +33,7 @@ after(async () => {
   await http?.close();
 });
 
-const auth = ["--bearer-env", "TETHER_TEST_BEARER", "-H", `X-Api-Key: ${CANARIES.header}`];
-const UPSTREAMS: Record<string, () => string[]> = {
-  stdio: () => [
-    "-e",
-    `TETHER_ECHO_KEY=${CANARIES.env}`,
-    "-e",
-    `TETHER_ECHO_TOKEN=${CANARIES.bearer}`,
-    "--",
-    process.execPath,
-    ECHO_SERVER,
-    "stdio",
-  ],
-  "streamable-http": () => [`${http.url}?${CANARY_QUERY}`, ...auth],
-  sse: () => [`${http.sse}?${CANARY_QUERY}`, "--transport", "sse", ...auth],
-};
+const UPSTREAMS = echoUpstreams(() => http);
 
 type Message = Record<string, unknown> & { id?: string | number; method?: string };
 const resultOf = (m: Message) => m.result as Record<string, unknown> | undefined;

@@ -14,11 +14,11 @@ import {
   assertNoLeak,
   CANARIES,
   CANARY_QUERY,
-  ECHO_SERVER,
+  echoUpstreams,
   leaks,
   startEchoHttp,
 } from "../helpers/canaries.ts";
-import { CLI_BIN, type CliRun } from "../helpers/cli.ts";
+import { CLI_BIN, type CliRun, runProcess } from "../helpers/cli.ts";
 import type { ExampleServer } from "../helpers/hostile.ts";
 import { type Sandbox, sandboxFor } from "../sessions/sandbox.ts";
 
@@ -32,35 +32,7 @@ after(async () => {
   await http?.close();
 });
 
-/** How each upstream's session is started: the target words, with the secrets it is handed. */
-const UPSTREAMS: Record<string, () => string[]> = {
-  stdio: () => [
-    "-e",
-    `TETHER_ECHO_KEY=${CANARIES.env}`,
-    "-e",
-    `TETHER_ECHO_TOKEN=${CANARIES.bearer}`,
-    "--",
-    process.execPath,
-    ECHO_SERVER,
-    "stdio",
-  ],
-  "streamable-http": () => [
-    `${http.url}?${CANARY_QUERY}`,
-    "--bearer-env",
-    "TETHER_TEST_BEARER",
-    "-H",
-    `X-Api-Key: ${CANARIES.header}`,
-  ],
-  sse: () => [
-    `${http.sse}?${CANARY_QUERY}`,
-    "--transport",
-    "sse",
-    "--bearer-env",
-    "TETHER_TEST_BEARER",
-    "-H",
-    `X-Api-Key: ${CANARIES.header}`,
-  ],
-};
+const UPSTREAMS = echoUpstreams(() => http);
 
 /** Every command that shows what the server said, on @s. */
 const COMMANDS: string[][] = [
@@ -86,29 +58,11 @@ function clean(run: CliRun, what: string): void {
 
 /** `tether shell @s` with these lines on its stdin. */
 function shell(box: Sandbox, lines: string[]): Promise<CliRun> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, "shell", "@s"], {
-      env: { ...process.env, NO_COLOR: "1", ...box.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const killer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error("the shell did not end"));
-    }, 30_000);
-    child.on("close", (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr, elapsedMs: performance.now() - started });
-    });
-    child.stdin.end(`${lines.join("\n")}\n`);
+  return runProcess(process.execPath, [CLI_BIN, "shell", "@s"], {
+    env: { ...process.env, NO_COLOR: "1", ...box.env },
+    timeoutMs: 30_000,
+    name: "tether shell @s",
+    input: `${lines.join("\n")}\n`,
   });
 }
 

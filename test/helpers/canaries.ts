@@ -47,3 +47,26 @@ export async function startEchoHttp(): Promise<ExampleServer & { sse: string }> 
   const server = await startExampleServer("../../test/fixtures/secrets/echo-server.mjs", ["http"]);
   return { ...server, sse: server.url.replace(/\/mcp$/, "/sse") };
 }
+
+/**
+ * How a command reaches the echo server with every canary configured, by upstream transport:
+ * the target words, with the secrets it is handed (-e values over stdio; the bearer token from
+ * TETHER_TEST_BEARER, a -H value and a query value over HTTP).
+ */
+export function echoUpstreams(http: () => { url: string; sse: string }): Record<string, () => string[]> {
+  const auth = ["--bearer-env", "TETHER_TEST_BEARER", "-H", `X-Api-Key: ${CANARIES.header}`];
+  return {
+    stdio: () => [
+      "-e",
+      `TETHER_ECHO_KEY=${CANARIES.env}`,
+      "-e",
+      `TETHER_ECHO_TOKEN=${CANARIES.bearer}`,
+      "--",
+      process.execPath,
+      ECHO_SERVER,
+      "stdio",
+    ],
+    "streamable-http": () => [`${http().url}?${CANARY_QUERY}`, ...auth],
+    sse: () => [`${http().sse}?${CANARY_QUERY}`, "--transport", "sse", ...auth],
+  };
+}
