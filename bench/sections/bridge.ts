@@ -19,6 +19,7 @@ const RELAY = root("bench/scripts/floor-relay.mjs");
 const SERVER = root("examples/servers/legacy-stdio.mjs");
 const BIG_SERVER = root("bench/scripts/big-reply-server.mjs");
 const MiB = 1024 * 1024;
+const BENCH_SECRET = "bench-secret-7f3a9c2e41d0";
 const TICKS_PER_MS = 100 / 1000;
 
 export interface BridgeConfig {
@@ -72,7 +73,8 @@ async function run(via: Via, calls: number): Promise<{ perCall: number[]; cpu: n
   const node = process.execPath;
   const target =
     via === "bridge"
-      ? { command: node, args: [BIN, "bridge", "--", node, SERVER] }
+      ? // One configured secret, as a real bridge holds: every message to the host is searched for it.
+        { command: node, args: [BIN, "bridge", "-e", `BENCH_SECRET=${BENCH_SECRET}`, "--", node, SERVER] }
       : via === "relay"
         ? { command: node, args: [RELAY, "--", node, SERVER] }
         : { command: node, args: [SERVER] };

@@ -2,6 +2,10 @@
 // that samples RSS around one call; the server is a bare streaming server (big-reply-server.mjs)
 // that never holds the reply and reports how many bytes reached the socket.
 
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { timeProcess } from "../lib/processes.ts";
 import { startReadyChild } from "../lib/ready-child.ts";
@@ -11,6 +15,83 @@ import { type Summary, summarize } from "../lib/stats.ts";
 const PROBE = fileURLToPath(new URL("../memory-probe.ts", import.meta.url));
 const SERVER = fileURLToPath(new URL("../scripts/big-reply-server.mjs", import.meta.url));
 const MiB = 1024 * 1024;
+const CLI = process.env.TETHER_BENCH_CLI ?? fileURLToPath(new URL("../../dist/tether.mjs", import.meta.url));
+
+/** A process's resident and peak resident memory, in bytes (Linux). */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (name: string) =>
+    Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+}
+
+/** Runs the CLI to its end with its output dropped (a 200 MB result is not the bench's to hold). */
+function cli(args: string[], env: NodeJS.ProcessEnv, stdout: "pipe" | "ignore" = "ignore"): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", stdout, "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout?.on("data", (d) => {
+      out += d;
+    });
+    child.stderr?.on("data", (d) => {
+      err += d;
+    });
+    child.on("close", (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`bench: tether ${args[0]} failed (${code}): ${err.slice(-500)}`)),
+    );
+  });
+}
+
+/**
+ * One reply through a session: a fresh session process on the server, one small call to warm its
+ * paths, then the big call from a command whose output is dropped; the session process's peak
+ * resident memory over its resting memory before the call is the growth.
+ */
+async function sessionProbe(
+  url: string,
+  bytes: number,
+  ceiling: number,
+): Promise<{ growth: number; ms: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "tether-bench-session-memory-"));
+  const runtime = join(dir, "run");
+  mkdirSync(runtime, { mode: 0o700 });
+  const env = { ...process.env, XDG_RUNTIME_DIR: runtime, TETHER_CACHE_DIR: join(dir, "cache") };
+  try {
+    const info = JSON.parse(
+      // One configured secret, so the reply is searched for it on its way out, as in real use.
+      await cli(
+        [
+          "session",
+          "start",
+          "big",
+          url,
+          "--call-max-bytes",
+          String(ceiling),
+          "-H",
+          "X-Bench-Secret: bench-secret-7f3a9c2e41d0",
+          "--json",
+        ],
+        env,
+        "pipe",
+      ),
+    ) as { daemonPid: number };
+    try {
+      await cli(["call", "@big", "big", "bytes:=1024"], env);
+      const before = memoryOf(info.daemonPid);
+      const started = performance.now();
+      await cli(["call", "@big", "big", `bytes:=${bytes}`], env);
+      const ms = performance.now() - started;
+      return { growth: memoryOf(info.daemonPid).peak - before.rss, ms };
+    } finally {
+      await cli(["session", "stop", "big"], env);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 export interface MemoryConfig {
   repeats: number;
@@ -61,6 +142,7 @@ export async function memorySection(
 ): Promise<{ rows: Row[]; samples: Record<string, MemorySample[]> }> {
   const server = await startReadyChild(SERVER);
   const samples: Record<string, MemorySample[]> = { oursSmall: [], oursLarge: [], v2: [], v1: [] };
+  const session: { growth: number; ms: number }[] = [];
   try {
     for (let round = 0; round < cfg.repeats; round++) {
       // Each kind once per round, so a slow phase of the machine hits them all.
@@ -68,6 +150,8 @@ export async function memorySection(
       samples.oursLarge!.push(await probe(server.url, "ours", cfg.replyBytes, cfg.largeCeilingBytes));
       samples.v2!.push(await probe(server.url, "v2", cfg.replyBytes, 0));
       samples.v1!.push(await probe(server.url, "v1", cfg.replyBytes, 0));
+      if (process.platform === "linux")
+        session.push(await sessionProbe(server.url, cfg.replyBytes, cfg.largeCeilingBytes));
     }
   } finally {
     await server.stop();
@@ -127,5 +211,20 @@ export async function memorySection(
       target: { text: "≤ 1.5× reply", met: xReply("oursLarge") <= 1.5 },
     },
   ];
+  if (session.length > 0) {
+    const through = mib(session.map((x) => x.growth));
+    const ratio = through.median / replyMiB;
+    rows.push({
+      section: "4",
+      case: `${(cfg.replyBytes / 1e6).toFixed(0)} MB reply through a session (@NAME), ${cfg.largeCeilingBytes / MiB} MiB ceiling: session process RSS growth`,
+      unit: "MiB",
+      ours: through,
+      oursWire: `${ratio.toFixed(2)}× reply; ${summarize(session.map((x) => x.ms)).median.toFixed(0)} ms for the whole command`,
+      official: { label: "one-shot client (ours, above)", summary: growth("oursLarge") },
+      ratio,
+      target: { text: "≤ 1.5× reply", met: ratio <= 1.5 },
+      note: "the session process (one secret configured) reads, redacts and writes the reply to the command; its peak RSS over its resting RSS",
+    });
+  }
   return { rows, samples };
 }
