@@ -9,6 +9,8 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   assertNoLeak,
@@ -145,6 +147,52 @@ describe("secrets through a session", { concurrency: true }, () => {
       }
     });
   }
+
+  test("S4: a stored OAuth token the server echoes through @NAME is redacted by the session process", async (t) => {
+    const box = sandboxFor(t);
+    const token = "oauth.CANARY-8c3f1b6d52/access+token";
+    const configDir = String(box.env.TETHER_CONFIG_DIR);
+    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(configDir, "auth.json"),
+      JSON.stringify({
+        version: 1,
+        records: {
+          [`server ${http.url}`]: {
+            kind: "tokens",
+            resource: http.url,
+            issuer: "https://as.example",
+            tokenEndpoint: "https://as.example/token",
+            clientId: "c",
+            authMethod: "none",
+            accessToken: token,
+          },
+        },
+      }),
+      { mode: 0o600 },
+    );
+    const start = await box.run(["session", "start", "s", "--json", "--idle-timeout", "120000", http.url]);
+    assert.equal(start.code, 0, start.stderr);
+    box.pids.add((JSON.parse(start.stdout) as { daemonPid: number }).daemonPid);
+    try {
+      for (const command of [
+        ["call", "@s", "echo"],
+        ["call", "@s", "echo", "--json"],
+        ["tools", "@s", "--json"],
+      ]) {
+        const run = await box.run(command);
+        assert.equal(run.code, 0, run.stderr);
+        clean(run, command.join(" "));
+        assert.match(
+          run.stdout,
+          /\[redacted\]/,
+          "the server echoed the token it was sent, and it is redacted",
+        );
+      }
+    } finally {
+      await box.run(["session", "stop", "s"]);
+    }
+  });
 
   test("S4: the same careless server without a session is redacted alike (the one-shot baseline)", async (t) => {
     const box = sandboxFor(t);
