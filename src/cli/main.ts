@@ -52,7 +52,10 @@ async function run(
   onStageLine: (line: StageLine | undefined) => void,
   closing: Promise<void>[],
 ): Promise<number> {
-  let debug = argv.includes("--debug");
+  // Everything after `--` is the server's: only the words before it are ours to read.
+  const dash = argv.indexOf("--");
+  const ours = dash === -1 ? argv : argv.slice(0, dash);
+  let debug = ours.includes("--debug");
   // One redactor for everything this run prints; it learns each configured secret as options
   // are built, so output written afterwards (events included) never carries one.
   const environment = environmentSecrets(io.env);
@@ -61,12 +64,12 @@ async function run(
   const jsonOut = (doc: unknown) => `${terminalJson(redactor.redactDocument(doc))}\n`;
   /** The error for a person on a terminal (without --json), else the one JSON record. */
   const writeError = (record: Record<string, unknown>) => {
-    if (io.stderrIsTty && !argv.includes("--json"))
+    if (io.stderrIsTty && !ours.includes("--json"))
       io.stderr(
         errorLines(
           record,
           record.debug as { name: string; message: string }[] | undefined,
-          argv.find((a) => !a.startsWith("-")) ?? "",
+          ours.find((a) => !a.startsWith("-")) ?? "",
         ),
       );
     else io.stderr(`${terminalJson(record)}\n`);

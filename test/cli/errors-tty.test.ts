@@ -61,3 +61,19 @@ test("K1: on a terminal --debug puts the cause summary in the hint", {
   const out = inTerminal("tools --debug -- tether-no-such-command-7f3a");
   assert.match(out, /\nhint: cause: Error ENOENT: /);
 });
+
+test("K1: a --json after -- is the server's: on a terminal tether's own error stays the readable line", {
+  skip: !hasScript && "no script(1)",
+}, () => {
+  const out = inTerminal("tools -- tether-no-such-command-7f3a --json");
+  assert.match(out, /^error: /m, "the readable line, not the JSON record");
+  assert.doesNotMatch(out, /"type":"error"/);
+});
+
+test("K1: a --debug after -- is the server's: tether's record carries no debug causes", async () => {
+  const run = await runCli(["tools", "--no-such-flag", "--", "tether-no-such-command-7f3a", "--debug"]);
+  assert.equal(run.code, 2);
+  const record = errorRecord(run);
+  assert.equal(record.code, "config");
+  assert.equal(record.debug, undefined);
+});
