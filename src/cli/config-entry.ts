@@ -209,3 +209,35 @@ export function sameDefinition(a: unknown, b: unknown, depth = 0): boolean {
     keys.every((k) => Object.hasOwn(b, k) && sameDefinition(a[k], b[k], depth + 1))
   );
 }
+
+/**
+ * Whether two entries, each in its own file's format, start the same server: their shapes after
+ * each format is read (`{"command": …}` and `{"type": "stdio", "command": …}` alike; no `args`
+ * and `[]` alike; keys a tool adds for itself, such as `disabled`, aside) are the same definition.
+ * An entry whose shape cannot be read is compared as written.
+ */
+export function sameServer(
+  a: { raw: unknown; file: string; keyPath: string },
+  b: { raw: unknown; file: string; keyPath: string },
+): boolean {
+  if (sameDefinition(a.raw, b.raw)) return true;
+  let x: EntryShape;
+  let y: EntryShape;
+  try {
+    x = entryShape(a.raw, a.file, a.keyPath);
+    y = entryShape(b.raw, b.file, b.keyPath);
+  } catch {
+    return false;
+  }
+  const normal = (e: EntryShape) =>
+    e.transport === "stdio"
+      ? {
+          transport: e.transport,
+          command: e.command,
+          args: e.args ?? [],
+          env: e.env ?? {},
+          cwd: e.cwd ?? null,
+        }
+      : { transport: e.transport, url: e.url, headers: e.headers ?? {} };
+  return sameDefinition(normal(x), normal(y));
+}

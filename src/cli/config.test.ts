@@ -152,6 +152,30 @@ describe("which definition a name means", () => {
     assert.equal(findServer("github", undefined, w).command, "node");
   });
 
+  test("S3: the same server in two formats (.mcp.json and .vscode/mcp.json) is one server; what would run decides", () => {
+    const w = world({
+      "repo/.mcp.json": {
+        mcpServers: { everything: { command: "npx", args: ["-y", "srv"], disabled: false } },
+      },
+      "repo/.vscode/mcp.json": {
+        servers: { everything: { type: "stdio", command: "npx", args: ["-y", "srv"], env: {} } },
+      },
+    });
+    assert.equal(findServer("everything", undefined, w).command, "npx");
+    const differs = world({
+      "repo/.mcp.json": { mcpServers: { everything: { command: "npx", args: ["-y", "srv"] } } },
+      "repo/.vscode/mcp.json": {
+        servers: { everything: { type: "stdio", command: "npx", args: ["-y", "srv", "--x"] } },
+      },
+    });
+    configFailure(() => findServer("everything", undefined, differs), "ambiguous_server");
+    const otherEnv = world({
+      "repo/.mcp.json": { mcpServers: { everything: { command: "npx", env: { A: "1" } } } },
+      "repo/.vscode/mcp.json": { servers: { everything: { type: "stdio", command: "npx" } } },
+    });
+    configFailure(() => findServer("everything", undefined, otherEnv), "ambiguous_server");
+  });
+
   test("S3: Claude Code's state file may pass a megabyte; other files may not", () => {
     const history = "x".repeat(CONFIG_FILE_MAX_BYTES);
     const w = world({

@@ -10,7 +10,8 @@
  *   a regular file, over the size bound, not UTF-8, not valid JSON, its map not an object) is
  *   broken: what it defines is unknown. An entry whose shape is wrong is malformed: it breaks its
  *   own name only.
- * - A name with two different definitions (raw entries compared as JSON) is ambiguous: refused.
+ * - A name with two different definitions (what each would run, after its file's format is read)
+ *   is ambiguous: refused.
  *   The same definition in two files is not.
  * - A name defined only in project files, while one of the user's own files is broken, is refused
  *   as ambiguous too: the user's file may define the name, and a repository must not be able to
@@ -31,7 +32,7 @@ import {
   expandEntry,
   keyPath,
   type ServerEntry,
-  sameDefinition,
+  sameServer,
 } from "./config-entry.ts";
 import { CONFIG_FILE_MAX_BYTES, type FileProblem, readConfigText } from "./config-file.ts";
 import { type ConfigFormat, claudeState, codexToml, mcpJson, mcpJsonc } from "./config-format.ts";
@@ -229,7 +230,7 @@ function decide(name: string, files: LoadedFile[]): Verdict {
       message: `no configured server is named ${name}${didYouMean(name, known)}${also}`,
     };
   }
-  if (definitions.some((d) => !sameDefinition(d.raw, first.raw))) {
+  if (definitions.some((d) => !sameServer(d, first))) {
     const differing = [...new Set(definitions.map((d) => d.file))];
     return {
       kind: "ambiguous",
