@@ -9,7 +9,7 @@
 // byte the host receives is searched for every form of every canary.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -19,21 +19,10 @@ import {
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { envelope, RawHost, startListener } from "../helpers/bridge.ts";
-import { assertNoLeak, CANARIES, echoUpstreams, startEchoHttp } from "../helpers/canaries.ts";
-import type { ExampleServer } from "../helpers/hostile.ts";
+import { assertNoLeak, useEchoServer } from "../helpers/canaries.ts";
 
-const ENV = { TETHER_TEST_BEARER: CANARIES.bearer };
 const HOST_CAPS = { elicitation: {}, sampling: {} };
-
-let http: ExampleServer & { sse: string };
-before(async () => {
-  http = await startEchoHttp();
-});
-after(async () => {
-  await http?.close();
-});
-
-const UPSTREAMS = echoUpstreams(() => http);
+const { env: ENV, upstreams: UPSTREAMS } = useEchoServer();
 
 type Message = Record<string, unknown> & { id?: string | number; method?: string };
 const resultOf = (m: Message) => m.result as Record<string, unknown> | undefined;

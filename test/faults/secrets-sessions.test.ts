@@ -11,30 +11,12 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import {
-  assertNoLeak,
-  CANARIES,
-  CANARY_QUERY,
-  echoUpstreams,
-  leaks,
-  startEchoHttp,
-} from "../helpers/canaries.ts";
+import { describe, test } from "node:test";
+import { assertNoLeak, CANARIES, CANARY_QUERY, leaks, useEchoServer } from "../helpers/canaries.ts";
 import { CLI_BIN, type CliRun, runProcess } from "../helpers/cli.ts";
-import type { ExampleServer } from "../helpers/hostile.ts";
 import { type Sandbox, sandboxFor } from "../sessions/sandbox.ts";
 
-const ENV = { TETHER_TEST_BEARER: CANARIES.bearer };
-
-let http: ExampleServer & { sse: string };
-before(async () => {
-  http = await startEchoHttp();
-});
-after(async () => {
-  await http?.close();
-});
-
-const UPSTREAMS = echoUpstreams(() => http);
+const { http: echoHttp, env: ENV, upstreams: UPSTREAMS } = useEchoServer();
 
 /** Every command that shows what the server said, on @s. */
 const COMMANDS: string[][] = [
@@ -158,9 +140,9 @@ describe("secrets through a session", { concurrency: true }, () => {
       JSON.stringify({
         version: 1,
         records: {
-          [`server ${http.url}`]: {
+          [`server ${echoHttp().url}`]: {
             kind: "tokens",
-            resource: http.url,
+            resource: echoHttp().url,
             issuer: "https://as.example",
             tokenEndpoint: "https://as.example/token",
             clientId: "c",
@@ -171,7 +153,15 @@ describe("secrets through a session", { concurrency: true }, () => {
       }),
       { mode: 0o600 },
     );
-    const start = await box.run(["session", "start", "s", "--json", "--idle-timeout", "120000", http.url]);
+    const start = await box.run([
+      "session",
+      "start",
+      "s",
+      "--json",
+      "--idle-timeout",
+      "120000",
+      echoHttp().url,
+    ]);
     assert.equal(start.code, 0, start.stderr);
     box.pids.add((JSON.parse(start.stdout) as { daemonPid: number }).daemonPid);
     try {
@@ -199,7 +189,7 @@ describe("secrets through a session", { concurrency: true }, () => {
     const run = await box.run(
       [
         "call",
-        `${http.url}?${CANARY_QUERY}`,
+        `${echoHttp().url}?${CANARY_QUERY}`,
         "echo",
         "--bearer-env",
         "TETHER_TEST_BEARER",

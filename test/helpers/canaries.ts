@@ -5,6 +5,7 @@
 // (`"` and `\` under JSON, `/`, `+`, `=`, a space, `&` and `é` under URL encoding).
 
 import assert from "node:assert/strict";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type ExampleServer, startExampleServer } from "./hostile.ts";
 
@@ -42,10 +43,34 @@ export function assertNoLeak(text: string, what: string): void {
 }
 
 /** The echo server over HTTP: Streamable HTTP at `url` (/mcp), HTTP+SSE at `sse` (/sse). */
-export async function startEchoHttp(): Promise<ExampleServer & { sse: string }> {
-  // The example-server starter resolves names beside examples/servers; this fixture lives in test/.
-  const server = await startExampleServer("../../test/fixtures/secrets/echo-server.mjs", ["http"]);
+export type EchoHttp = ExampleServer & { sse: string };
+
+export async function startEchoHttp(): Promise<EchoHttp> {
+  const server = await startExampleServer(ECHO_SERVER, ["http"]);
   return { ...server, sse: server.url.replace(/\/mcp$/, "/sse") };
+}
+
+/**
+ * The echo server for one test file: started before its tests and closed after them; the
+ * environment that carries the bearer canary, and the ways to reach the server (echoUpstreams).
+ */
+export function useEchoServer(): {
+  http: () => EchoHttp;
+  env: Record<string, string>;
+  upstreams: Record<string, () => string[]>;
+} {
+  let http: EchoHttp | undefined;
+  before(async () => {
+    http = await startEchoHttp();
+  });
+  after(async () => {
+    await http?.close();
+  });
+  const started = () => {
+    if (!http) throw new Error("the echo server is started before the file's tests");
+    return http;
+  };
+  return { http: started, env: { TETHER_TEST_BEARER: CANARIES.bearer }, upstreams: echoUpstreams(started) };
 }
 
 /**

@@ -10,6 +10,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isAbsolute } from "node:path";
 import * as kit from "./toolkit.ts";
 import { rpcError, rpcResult } from "./toolkit.ts";
 
@@ -536,7 +537,8 @@ export async function startExampleServer(
   const fleet = (await import(new URL("../../examples/fleet.mjs", import.meta.url).href)) as {
     serverPath(file: string): string;
   };
-  const path = fleet.serverPath(file);
+  // An absolute path is a server of the tests' own (a fixture), started as it is.
+  const path = isAbsolute(file) ? file : fleet.serverPath(file);
   const child: ChildProcess = spawn(process.execPath, [path, "--port", "0", ...flags, "--exit-with-stdin"], {
     stdio: ["pipe", "pipe", "pipe"],
   });
