@@ -120,7 +120,8 @@ function renderServers(): void {
             "aria-current": id === current ? "true" : undefined,
             onclick: () => select(id),
           },
-          el("span", { class: "name" }, strOf(s.name)),
+          el("span", { class: "name" }, strOf(info.name, strOf(s.name))),
+          info.name ? el("span", { class: "facts" }, strOf(s.name)) : null,
           el("span", { class: "facts" }, facts),
         ),
       );
@@ -337,13 +338,17 @@ async function toolsOf(id: string): Promise<Obj[] | Answer> {
   return tools;
 }
 
+let refreshTools: (() => Promise<void>) | undefined;
+
 async function toolsView(s: Obj): Promise<void> {
   const id = strOf(s.id);
-  const tools = await toolsOf(id);
+  const listed = await toolsOf(id);
   if (current !== id || view !== "Tools") return;
-  if (!Array.isArray(tools))
-    return fill(viewBox, el("p", { class: "error", role: "alert" }, errorLine(tools.error)));
+  if (!Array.isArray(listed))
+    return fill(viewBox, el("p", { class: "error", role: "alert" }, errorLine(listed.error)));
+  let tools = listed;
   const searchId = uid();
+  const count = el("p", { class: "muted" }, `${listed.length} tools`);
   const search = el("input", {
     id: searchId,
     type: "search",
@@ -393,20 +398,21 @@ async function toolsView(s: Obj): Promise<void> {
     toolFilter = search.value;
     renderList();
   });
+  // A changed list replaces the buttons only: the form being filled stays as it is.
+  refreshTools = async () => {
+    const fresh = await toolsOf(id);
+    if (current !== id || view !== "Tools" || !Array.isArray(fresh)) return;
+    tools = fresh;
+    count.textContent = `${tools.length} tools`;
+    renderList();
+  };
   renderList();
   fill(
     viewBox,
     el(
       "div",
       { class: "split" },
-      el(
-        "div",
-        { class: "list" },
-        el("label", { for: searchId }, "Search tools"),
-        search,
-        el("p", { class: "muted" }, `${tools.length} tools`),
-        list,
-      ),
+      el("div", { class: "list" }, el("label", { for: searchId }, "Search tools"), search, count, list),
       detail,
     ),
   );
@@ -927,9 +933,11 @@ function onItem(item: Obj): void {
       logLine(item);
       break;
     case "list_changed":
-      if (item.list === "tools") toolCache.delete(server);
       logLine({ level: "info", logger: "notification", data: `${strOf(item.list)} changed` });
-      if (server === current && view !== "History" && view !== "Overview") renderView();
+      if (item.list === "tools") {
+        toolCache.delete(server);
+        if (server === current && view === "Tools") void refreshTools?.();
+      } else if (server === current && view.toLowerCase() === item.list) renderView();
       break;
     case "updated":
       logLine({ level: "info", logger: "notification", data: `resource updated: ${strOf(item.uri)}` });
