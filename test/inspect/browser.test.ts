@@ -75,8 +75,13 @@ test("an image result shows the decoded image", async () => {
   await page.getByRole("button", { name: "Run", exact: true }).click();
   const img = result(page).locator("img").first();
   await img.waitFor();
-  await page.waitForFunction((el) => (el as HTMLImageElement).complete, await img.elementHandle());
-  const width = await img.evaluate((el) => (el as HTMLImageElement).naturalWidth);
+  await page.waitForFunction(
+    (el) => (el as unknown as { complete: boolean; naturalWidth: number }).complete,
+    await img.elementHandle(),
+  );
+  const width = await img.evaluate(
+    (el) => (el as unknown as { complete: boolean; naturalWidth: number }).naturalWidth,
+  );
   assert.ok(width > 0, "the image decoded");
   await shot(page, "image");
 });
@@ -91,7 +96,7 @@ test("a slow call shows its progress, and Cancel ends it", async () => {
   const value = await calls
     .locator("progress")
     .first()
-    .evaluate((el) => (el as HTMLProgressElement).value);
+    .evaluate((el) => (el as unknown as { value: number }).value);
   assert.ok(value > 0, "the bar moved");
   await shot(page, "progress");
   await calls.getByRole("button", { name: "Cancel" }).click();
