@@ -173,3 +173,27 @@ test("over HTTP: both servers named on the command line are listed; each one's t
     await http.stop();
   }
 });
+
+test("a failed connect shows its error record (code, stage, phase, message, hint) and its timeline", async () => {
+  const failed = await startExplorer(["--", "/nonexistent/tether-no-such-server"]);
+  const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  p.setDefaultTimeout(15_000);
+  const failedErrors = consoleErrors(p);
+  try {
+    await p.goto(failed.url);
+    const record = p.getByRole("region", { name: "Connect error" });
+    await record.getByText("spawn", { exact: true }).waitFor();
+    const text = (await record.textContent()) ?? "";
+    for (const word of ["connection", "discovery", "nonexistent/tether-no-such-server", "hint"])
+      assert.ok(text.includes(word), `${word} in ${text}`);
+    await p
+      .getByRole("region", { name: "Establishment timeline" })
+      .getByText(/failed: connection/)
+      .waitFor();
+    await shot(p, "failed");
+    assert.deepEqual(failedErrors, []);
+  } finally {
+    await p.close();
+    await failed.stop();
+  }
+});
