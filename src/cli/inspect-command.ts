@@ -11,6 +11,7 @@ import { configError } from "../errors/failures.ts";
 import { asTetherError } from "../errors/tether-error.ts";
 import type { ExplorerHost, ServerChoice } from "../inspect/connection.ts";
 import { startExplorer } from "../inspect/server.ts";
+import { tappedSpawn } from "../inspect/wire-tap.ts";
 import { sessionPlace } from "../sessions/folder.ts";
 import { SessionLink } from "../sessions/link.ts";
 import type { SessionInfo } from "../sessions/wire.ts";
@@ -68,7 +69,11 @@ export async function runInspect(ctx: Context): Promise<number> {
       };
       if (isSessionTarget(choice.target))
         return (await import("./session-attach.ts")).attachSession(choice.target, full, io.env);
-      if (full.command !== undefined) ctx.spawned = full.command;
+      if (full.command !== undefined) {
+        ctx.spawned = full.command;
+        // A stdio server's messages are read off the wire for the history.
+        full.deps = { ...full.deps, spawn: tappedSpawn(extras.wire, full.deps?.spawn) };
+      }
       return (await import("../connect/connect.ts")).connect(full);
     },
     checkArgs(tool, args) {

@@ -137,7 +137,18 @@ test("every view renders with no console error", async () => {
         .waitFor();
     if (view === "Resources") await page.getByRole("heading", { name: "Templates" }).waitFor();
     if (view === "Prompts") await page.getByRole("heading", { name: "Prompts" }).waitFor();
-    if (view === "History") await page.getByText("tools/call").first().waitFor();
+    if (view === "History") {
+      // Read off the wire: the handshake, and the cancel the slow call's Cancel sent.
+      await page.getByText(/^→ initialize ·/).waitFor();
+      await page
+        .getByText(/^→ notifications\/cancelled ·/)
+        .first()
+        .waitFor();
+      await page
+        .getByText(/^← tools\/call \(result\) ·/)
+        .first()
+        .waitFor();
+    }
     await shot(page, view.toLowerCase());
   }
   assert.deepEqual(errors, []);
