@@ -3,7 +3,6 @@
  * servers of the config files and the live sessions, prints its URL, opens a browser, and holds
  * until Ctrl-C, which ends the explorer, its connections and every process they started.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Client } from "../client/api.ts";
@@ -18,6 +17,7 @@ import type { SessionInfo } from "../sessions/wire.ts";
 import type { Context } from "./command.ts";
 import { configEnvironment, listServers } from "./config.ts";
 import { hintFor, spawnProblem } from "./error-line.ts";
+import { openUrl } from "./open-url.ts";
 import { fitArguments } from "./schema-args.ts";
 import { isSessionTarget } from "./session-target.ts";
 
@@ -99,7 +99,7 @@ export async function runInspect(ctx: Context): Promise<number> {
       io.stderr(
         `warning: the explorer serves on ${address}: anyone who can reach it and holds the URL controls your servers\n`,
       );
-    if (!v["no-open"] && !io.env.TETHER_NO_BROWSER) openBrowser(explorer.url);
+    if (!v["no-open"] && !io.env.TETHER_NO_BROWSER) openUrl(explorer.url);
     const signal = io.signal;
     if (signal)
       await new Promise<void>((resolve) => {
@@ -175,21 +175,5 @@ async function liveSessions(env: NodeJS.ProcessEnv): Promise<SessionInfo[]> {
     }
   } catch {
     return [];
-  }
-}
-
-function openBrowser(url: string): void {
-  const [command, args] =
-    process.platform === "darwin"
-      ? ["open", [url]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", "", url]]
-        : ["xdg-open", [url]];
-  try {
-    const child = spawn(command, args as string[], { stdio: "ignore", detached: true });
-    child.on("error", () => {});
-    child.unref();
-  } catch {
-    // No browser here: the printed URL is enough.
   }
 }

@@ -218,33 +218,16 @@ function overview(s: Obj): void {
       el("h3", {}, "Establishment timeline"),
       timeline(Array.isArray(s.timeline) ? s.timeline : []),
     ),
-    s.instructions
-      ? el(
-          "section",
-          { "aria-label": "Instructions" },
-          el("h3", {}, "Instructions"),
-          el("pre", { class: "text" }, strOf(s.instructions)),
-        )
-      : null,
-    s.capabilities
-      ? el(
-          "section",
-          { "aria-label": "Capabilities" },
-          el("h3", {}, "Capabilities"),
-          tree(s.capabilities, "capabilities"),
-        )
-      : null,
-    s.extensions
-      ? el(
-          "section",
-          { "aria-label": "Extensions" },
-          el("h3", {}, "Extensions"),
-          tree(s.extensions, "extensions"),
-        )
-      : null,
+    s.instructions ? part("Instructions", el("pre", { class: "text" }, strOf(s.instructions))) : null,
+    s.capabilities ? part("Capabilities", tree(s.capabilities, "capabilities")) : null,
+    s.extensions ? part("Extensions", tree(s.extensions, "extensions")) : null,
     rootsEditor(s),
   );
 }
+
+/** A titled part of the overview, a region named by its title. */
+const part = (title: string, body: Node): HTMLElement =>
+  el("section", { "aria-label": title }, el("h3", {}, title), body);
 
 function timeline(events: Json[]): HTMLElement {
   const ends = events.filter(
@@ -529,6 +512,29 @@ function onProgress(item: Obj): void {
 }
 
 // ---- resources, templates, prompts ----
+/** The objects a listing answered under `key`; none when it failed. */
+const listed = (answer: Answer, key: string): Obj[] => {
+  const list = answer.ok ? answer[key] : undefined;
+  return Array.isArray(list) ? list.filter(isObj) : [];
+};
+
+/** A heading, the listing's error if it failed, and its buttons. */
+function titledList(title: string, answer: Answer, buttons: HTMLElement[]): HTMLElement[] {
+  return [
+    el("h2", {}, title),
+    ...(answer.ok ? [] : [el("p", { class: "error" }, errorLine(answer.error))]),
+    el(
+      "ul",
+      {},
+      buttons.map((b) => el("li", {}, b)),
+    ),
+  ];
+}
+
+/** The view as a list beside what the list's items open. */
+function split(list: (HTMLElement | HTMLElement[] | null)[] | HTMLElement[], detail: HTMLElement): void {
+  fill(viewBox, el("div", { class: "split" }, el("div", { class: "list" }, list.flat()), detail));
+}
 async function resourcesView(s: Obj): Promise<void> {
   const server = strOf(s.id);
   const [res, tpl] = await Promise.all([post("resources", { server }), post("templates", { server })]);
@@ -562,40 +568,27 @@ async function resourcesView(s: Obj): Promise<void> {
     );
   };
   lastRead = read;
-  const resources = res.ok && Array.isArray(res.resources) ? res.resources.filter(isObj) : [];
-  const templates = tpl.ok && Array.isArray(tpl.templates) ? tpl.templates.filter(isObj) : [];
-  fill(
-    viewBox,
-    el(
-      "div",
-      { class: "split" },
-      el(
-        "div",
-        { class: "list" },
-        el("h2", {}, "Resources"),
-        res.ok ? null : el("p", { class: "error" }, errorLine(res.error)),
-        el(
-          "ul",
-          {},
-          resources.map((r) =>
-            el(
-              "li",
-              {},
-              el(
-                "button",
-                { type: "button", onclick: () => read(strOf(r.uri)) },
-                strOf(r.name, strOf(r.uri)),
-                el("span", { class: "muted" }, ` ${strOf(r.uri)}`),
-              ),
-            ),
+  const resources = listed(res, "resources");
+  const templates = listed(tpl, "templates");
+  split(
+    [
+      titledList(
+        "Resources",
+        res,
+        resources.map((r) =>
+          el(
+            "button",
+            { type: "button", onclick: () => read(strOf(r.uri)) },
+            strOf(r.name, strOf(r.uri)),
+            el("span", { class: "muted" }, ` ${strOf(r.uri)}`),
           ),
         ),
-        el("h2", {}, "Templates"),
-        tpl.ok ? null : el("p", { class: "error" }, errorLine(tpl.error)),
-        templates.map((t) => templateForm(server, t, read)),
       ),
-      out,
-    ),
+      el("h2", {}, "Templates"),
+      tpl.ok ? null : el("p", { class: "error" }, errorLine(tpl.error)),
+      templates.map((t) => templateForm(server, t, read)),
+    ],
+    out,
   );
   if (pendingRead !== undefined) {
     const uri = pendingRead;
@@ -683,7 +676,7 @@ async function promptsView(s: Obj): Promise<void> {
   const server = strOf(s.id);
   const answer = await post("prompts", { server });
   if (current !== server || view !== "Prompts") return;
-  const prompts = answer.ok && Array.isArray(answer.prompts) ? answer.prompts.filter(isObj) : [];
+  const prompts = listed(answer, "prompts");
   const detail = el("div", { class: "detail" });
   const pick = (p: Obj) => {
     const inputs = new Map<string, HTMLInputElement>();
@@ -732,26 +725,13 @@ async function promptsView(s: Obj): Promise<void> {
       out,
     );
   };
-  fill(
-    viewBox,
-    el(
-      "div",
-      { class: "split" },
-      el(
-        "div",
-        { class: "list" },
-        el("h2", {}, "Prompts"),
-        answer.ok ? null : el("p", { class: "error" }, errorLine(answer.error)),
-        el(
-          "ul",
-          {},
-          prompts.map((p) =>
-            el("li", {}, el("button", { type: "button", onclick: () => pick(p) }, strOf(p.name))),
-          ),
-        ),
-      ),
-      detail,
+  split(
+    titledList(
+      "Prompts",
+      answer,
+      prompts.map((p) => el("button", { type: "button", onclick: () => pick(p) }, strOf(p.name))),
     ),
+    detail,
   );
 }
 
