@@ -342,34 +342,34 @@ async function toolsView(s: Obj): Promise<void> {
   const detail = el("div", { class: "detail" });
   const renderList = () => {
     const words = toolFilter.toLowerCase();
+    const shown = tools.filter(
+      (t) =>
+        !words || `${strOf(t.name)} ${strOf(t.title)} ${strOf(t.description)}`.toLowerCase().includes(words),
+    );
+    count.textContent =
+      shown.length === tools.length ? `${tools.length} tools` : `${shown.length} of ${tools.length} tools`;
     fill(
       list,
-      tools
-        .filter(
-          (t) =>
-            !words ||
-            `${strOf(t.name)} ${strOf(t.title)} ${strOf(t.description)}`.toLowerCase().includes(words),
-        )
-        .map((t) => {
-          const a = isObj(t.annotations) ? t.annotations : {};
-          return el(
-            "li",
-            {},
-            el(
-              "button",
-              {
-                type: "button",
-                class: "tool",
-                "aria-pressed": t.name === selectedTool ? "true" : "false",
-                onclick: () => pick(t),
-              },
-              el("span", { class: "name" }, strOf(t.name)),
-              BADGES.filter(([k]) => a[k] === true).map(([, label]) =>
-                el("span", { class: "badge" }, ` ${label}`),
-              ),
+      shown.map((t) => {
+        const a = isObj(t.annotations) ? t.annotations : {};
+        return el(
+          "li",
+          {},
+          el(
+            "button",
+            {
+              type: "button",
+              class: "tool",
+              "aria-pressed": t.name === selectedTool ? "true" : "false",
+              onclick: () => pick(t),
+            },
+            el("span", { class: "name" }, strOf(t.name)),
+            BADGES.filter(([k]) => a[k] === true).map(([, label]) =>
+              el("span", { class: "badge" }, ` ${label}`),
             ),
-          );
-        }),
+          ),
+        );
+      }),
     );
   };
   const pick = (t: Obj) => {
@@ -386,7 +386,6 @@ async function toolsView(s: Obj): Promise<void> {
     const fresh = await toolsOf(id);
     if (current !== id || view !== "Tools" || !Array.isArray(fresh)) return;
     tools = fresh;
-    count.textContent = `${tools.length} tools`;
     renderList();
   };
   renderList();
@@ -801,6 +800,7 @@ function nextAsk(): void {
   const reply = async (answer: Obj | null) => {
     asks.shift();
     dialog.close();
+    dialog.replaceChildren();
     await post("answer", { server, ask: strOf(ask.ask), answer });
     nextAsk();
   };
@@ -947,6 +947,7 @@ function onItem(item: Obj): void {
       if (i === 0 && dialog.open) {
         asks.shift();
         dialog.close();
+        dialog.replaceChildren();
         nextAsk();
       } else if (i > 0) asks.splice(i, 1);
       break;
