@@ -29,6 +29,12 @@ after(async () => {
   await run?.stop();
 });
 
+/** The page's inputs, selects, textareas and buttons that have no accessible name. */
+const unlabelled = (p: Page): Promise<string[]> =>
+  p.evaluate(`[...document.querySelectorAll("input, select, textarea, button")]
+    .filter((el) => !el.closest("[hidden]") && !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !(el.tagName === "BUTTON" && el.textContent.trim()))
+    .map((el) => el.outerHTML.slice(0, 120))`);
+
 const tool = (p: Page, name: string) => p.getByRole("button", { name: new RegExp(`^${name}\\b`) }).first();
 const result = (p: Page) => p.getByRole("region", { name: "Result" });
 
@@ -211,6 +217,7 @@ test("every view renders with no console error", async () => {
         .waitFor();
     }
     await shot(page, view.toLowerCase());
+    assert.deepEqual(await unlabelled(page), [], `every control of ${view} has a name`);
   }
   assert.deepEqual(errors, []);
 });
