@@ -10,6 +10,7 @@
 import { dynamicTool, type JSONSchema7, type JSONValue, jsonSchema, type ToolSet } from "ai";
 import type { Client, OperationOptions } from "../client/api.ts";
 import type { CallToolResult, ContentBlock, Tool } from "../client/results.ts";
+import { configError } from "../errors/failures.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { type CallBudgets, selectTools, type ToolSelection, toolFailure } from "./tools.ts";
 
@@ -33,6 +34,11 @@ export interface AiToolsOptions extends ToolSelection {
   onRefreshError?: (error: unknown) => void;
   /** Stops following the server's changes. */
   signal?: AbortSignal;
+  /**
+   * The set to put the tools in (default: a new one), for several servers in one agent: each
+   * call adds its own tools (give each a `prefix`), and a refresh replaces only those.
+   */
+  into?: ToolSet;
 }
 
 type AiTool = ReturnType<typeof dynamicTool>;
@@ -42,11 +48,25 @@ type ModelPart = Extract<ModelOutput, { type: "content" }>["value"][number];
 /**
  * The client's tools as an AI SDK `ToolSet`. Lists them now (every page, under the listing's
  * budgets); with `refresh` (the default) the returned object is kept in step with the server
- * until `signal` aborts or the client closes.
+ * until `signal` aborts or the client closes. A name already in `into` that is not this client's
+ * is a `config` error (`tool_name_clash`), as are two tools under one name.
  */
 export async function aiTools(client: Client, options: AiToolsOptions = {}): Promise<ToolSet> {
-  const set: ToolSet = {};
-  replace(set, build(client, await client.listTools(options.list), options));
+  const set: ToolSet = options.into ?? {};
+  let mine: ReadonlySet<string> = new Set();
+  /** Puts `fresh` in the set in place of this client's tools, keeping the object the caller holds. */
+  const replace = (fresh: ToolSet): void => {
+    const clash = Object.keys(fresh).find((name) => name in set && !mine.has(name));
+    if (clash !== undefined)
+      throw configError(
+        "tool_name_clash",
+        `the tool set already has a tool named ${JSON.stringify(clash)}; prefix one`,
+      );
+    for (const name of mine) delete set[name];
+    Object.assign(set, fresh);
+    mine = new Set(Object.keys(fresh));
+  };
+  replace(build(client, await client.listTools(options.list), options));
   if (options.refresh === false || options.signal?.aborted) return set;
   let running: Promise<void> | undefined;
   let again = false;
@@ -56,7 +76,7 @@ export async function aiTools(client: Client, options: AiToolsOptions = {}): Pro
       try {
         const fresh = build(client, await client.listTools(options.list), options);
         if (options.signal?.aborted) return;
-        replace(set, fresh);
+        replace(fresh);
         options.onRefresh?.(set);
       } catch (error) {
         options.onRefreshError?.(error);
@@ -76,12 +96,6 @@ export async function aiTools(client: Client, options: AiToolsOptions = {}): Pro
   });
   options.signal?.addEventListener("abort", stop, { once: true });
   return set;
-}
-
-/** Empties `set` and fills it with `fresh`, keeping the object the caller holds. */
-function replace(set: ToolSet, fresh: ToolSet): void {
-  for (const name of Object.keys(set)) delete set[name];
-  Object.assign(set, fresh);
 }
 
 function build(client: Client, tools: readonly Tool[], options: AiToolsOptions): ToolSet {

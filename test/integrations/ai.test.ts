@@ -227,6 +227,13 @@ describe("mcp-tether/ai", { concurrency: true }, () => {
         aiTools(client, { rename: () => "same" }),
         (e: unknown) => TetherError.is(e) && e.code === "config" && e.reason === "tool_name_clash",
       );
+      // A second server's tools join the same set under another prefix; the same prefix twice clashes.
+      await aiTools(client, { include: ["add"], prefix: "more_", into: tools });
+      assert.deepEqual(Object.keys(tools).sort(), ["calc_plus", "more_add"]);
+      await assert.rejects(
+        aiTools(client, { include: ["add"], prefix: "more_", into: tools }),
+        (e: unknown) => TetherError.is(e) && e.code === "config" && e.reason === "tool_name_clash",
+      );
     });
   });
 
@@ -240,7 +247,9 @@ describe("mcp-tether/ai", { concurrency: true }, () => {
           resolve(set);
         };
       });
-      const tools = await aiTools(client, { onRefresh: (set) => refreshed(set) });
+      // Another server's tools share the set; a refresh replaces only this one's.
+      const tools = await aiTools(client, { include: ["add"], prefix: "other_", refresh: false });
+      await aiTools(client, { into: tools, onRefresh: (set) => refreshed(set) });
       assert.equal("late" in tools, false);
       const model = scripted("grow", {});
       // The next step starts once the refresh is in: what it offers is read from the set then.
@@ -251,6 +260,7 @@ describe("mcp-tether/ai", { concurrency: true }, () => {
       await generateText({ model, tools, prompt: "grow", stopWhen: stepCountIs(3), prepareStep });
       assert.equal(await refresh, tools, "the set the caller holds is the one refreshed");
       assert.ok("late" in tools, "the new tool joined the set");
+      assert.ok("other_add" in tools && "grow" in tools, "the other server's tools and this one's stayed");
       assert.ok(
         model.doGenerateCalls[1]?.tools?.some((t) => t.name === "late"),
         "the model's next step was offered the new tool",
