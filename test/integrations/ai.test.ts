@@ -5,17 +5,12 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { generateText, stepCountIs, type ToolSet } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
-import { type Client, connect, type LoggingMessage, TetherError } from "../../src/index.ts";
+import { type Client, TetherError } from "../../src/index.ts";
 import { aiTools, TetherToolError } from "../../src/integrations/ai.ts";
-import { assertNoLeak, CANARIES } from "../helpers/canaries.ts";
-import { serverPath } from "../helpers/fleet.ts";
-
-const everything = serverPath("everything.mjs");
-const RECORDING = fileURLToPath(new URL("../fixtures/integrations/recording-server.mjs", import.meta.url));
-const EVENT_MS = 20_000;
+import { assertNoLeak } from "../helpers/canaries.ts";
+import { EVERYTHING, event, logged, RECORDING, withClient } from "../helpers/integrations.ts";
 
 type CallOptions = MockLanguageModelV4["doGenerateCalls"][number];
 type Generated = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
@@ -65,33 +60,8 @@ function toolOutputs(
   );
 }
 
-async function withClient(args: string[], fn: (client: Client) => Promise<void>): Promise<void> {
-  const client = await connect({ command: process.execPath, args });
-  try {
-    await fn(client);
-  } finally {
-    await client.close();
-  }
-}
-
-const withEverything = (fn: (client: Client) => Promise<void>) => withClient([everything, "stdio"], fn);
-const withRecording = (fn: (client: Client) => Promise<void>) =>
-  withClient([RECORDING, "--canary", CANARIES.header], fn);
-
-/** A promise for the first log message `match` accepts, failing after EVENT_MS. */
-function logged(client: Client, what: string, match: (data: Record<string, unknown>) => boolean) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${what} within ${EVENT_MS} ms`)), EVENT_MS);
-    const stop = client.onLogMessage((message: LoggingMessage) => {
-      const data = message.data as Record<string, unknown>;
-      if (typeof data === "object" && data !== null && match(data)) {
-        clearTimeout(timer);
-        stop();
-        resolve(data);
-      }
-    });
-  });
-}
+const withEverything = (fn: (client: Client) => Promise<void>) => withClient(EVERYTHING, fn);
+const withRecording = (fn: (client: Client) => Promise<void>) => withClient(RECORDING, fn);
 
 describe("mcp-tether/ai", { concurrency: true }, () => {
   test("the model asks for get-sum and the sum flows back into its next step", async () => {
@@ -239,14 +209,7 @@ describe("mcp-tether/ai", { concurrency: true }, () => {
 
   test("the set follows the server: after tools/list_changed the next step offers the new tool", async () => {
     await withRecording(async (client) => {
-      let refreshed!: (tools: ToolSet) => void;
-      const refresh = new Promise<ToolSet>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no refresh within ${EVENT_MS} ms`)), EVENT_MS);
-        refreshed = (set) => {
-          clearTimeout(timer);
-          resolve(set);
-        };
-      });
+      const { promise: refresh, resolve: refreshed } = event<ToolSet>("refresh");
       // Another server's tools share the set; a refresh replaces only this one's.
       const tools = await aiTools(client, { include: ["add"], prefix: "other_", refresh: false });
       await aiTools(client, { into: tools, onRefresh: (set) => refreshed(set) });

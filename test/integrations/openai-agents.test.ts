@@ -6,7 +6,6 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   Agent,
   getAllMcpTools,
@@ -16,26 +15,10 @@ import {
   Runner,
   Usage,
 } from "@openai/agents";
-import {
-  type Client,
-  type ConnectOptions,
-  connect,
-  type LoggingMessage,
-  TetherError,
-} from "../../src/index.ts";
+import { type Client, TetherError } from "../../src/index.ts";
 import { TetherMcpServer, TetherToolError } from "../../src/integrations/openai-agents.ts";
-import { assertNoLeak, CANARIES } from "../helpers/canaries.ts";
-import { serverPath } from "../helpers/fleet.ts";
-
-const everything = serverPath("everything.mjs");
-const RECORDING = fileURLToPath(new URL("../fixtures/integrations/recording-server.mjs", import.meta.url));
-const EVENT_MS = 20_000;
-
-const EVERYTHING: ConnectOptions = { command: process.execPath, args: [everything, "stdio"] };
-const RECORDING_TARGET: ConnectOptions = {
-  command: process.execPath,
-  args: [RECORDING, "--canary", CANARIES.header],
-};
+import { assertNoLeak } from "../helpers/canaries.ts";
+import { EVERYTHING, event, logged, RECORDING, withClient } from "../helpers/integrations.ts";
 
 /** The SDK's Model interface, scripted: it asks for one tool, then answers once it has a result. */
 class ScriptedModel implements Model {
@@ -92,30 +75,6 @@ async function runWith(server: TetherMcpServer, model: ScriptedModel, signal?: A
   return runner.run(agent, "go", signal ? { signal } : {});
 }
 
-async function withClient(target: ConnectOptions, fn: (client: Client) => Promise<void>): Promise<void> {
-  const client = await connect(target);
-  try {
-    await fn(client);
-  } finally {
-    await client.close();
-  }
-}
-
-/** A promise for the first log message `match` accepts, failing after EVENT_MS. */
-function logged(client: Client, what: string, match: (data: Record<string, unknown>) => boolean) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${what} within ${EVENT_MS} ms`)), EVENT_MS);
-    const stop = client.onLogMessage((message: LoggingMessage) => {
-      const data = message.data as Record<string, unknown>;
-      if (typeof data === "object" && data !== null && match(data)) {
-        clearTimeout(timer);
-        stop();
-        resolve(data);
-      }
-    });
-  });
-}
-
 describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   test("the model asks for get-sum and the sum flows back into its next turn", async () => {
     await withClient(EVERYTHING, async (client) => {
@@ -152,7 +111,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   });
 
   test("a tool's own failure (isError) is the result the model sees", async () => {
-    await withClient(RECORDING_TARGET, async (client) => {
+    await withClient(RECORDING, async (client) => {
       const model = new ScriptedModel("refuse", {});
       await runWith(new TetherMcpServer(client), model);
       assert.match(toolOutputs(model.requests[1])[0] ?? "", /the file is locked/);
@@ -160,7 +119,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   });
 
   test("a failed call shows the model the public code and tether's words, never the server's text", async () => {
-    await withClient(RECORDING_TARGET, async (client) => {
+    await withClient(RECORDING, async (client) => {
       const direct = await client.callTool("fail").catch((e: unknown) => e);
       assert.ok(
         TetherError.is(direct) && direct.rpcMessage?.includes("CANARY"),
@@ -182,7 +141,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   });
 
   test("aborting the run cancels the MCP call: the server receives notifications/cancelled", async () => {
-    await withClient(RECORDING_TARGET, async (client) => {
+    await withClient(RECORDING, async (client) => {
       const controller = new AbortController();
       const started = logged(client, "call start", (d) => "started" in d);
       const cancelled = logged(client, "notifications/cancelled", (d) => "cancelled" in d);
@@ -201,7 +160,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   });
 
   test("tools are picked, renamed and prefixed; calls reach the server's tool by its own name", async () => {
-    await withClient(RECORDING_TARGET, async (client) => {
+    await withClient(RECORDING, async (client) => {
       const server = new TetherMcpServer(client, {
         include: ["add", "refuse"],
         rename: { add: "plus" },
@@ -215,7 +174,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   });
 
   test("given connect options it connects and closes its own client; a cached tool list follows list_changed", async () => {
-    const server = new TetherMcpServer(RECORDING_TARGET, { name: "recording-own", cacheToolsList: true });
+    const server = new TetherMcpServer(RECORDING, { name: "recording-own", cacheToolsList: true });
     assert.ok(!server.client, "no client before connect()");
     await server.connect();
     const client = server.client as Client | undefined;
@@ -224,17 +183,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
       const names = async () => (await getAllMcpTools([server])).map((t) => t.name).sort();
       assert.deepEqual(await names(), ["add", "fail", "grow", "refuse", "wait"]);
       // The SDK answers from its cache now; the server's announcement must drop it.
-      let changed!: () => void;
-      const announced = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no tools/list_changed within ${EVENT_MS} ms`)),
-          EVENT_MS,
-        );
-        changed = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      const { promise: announced, resolve: changed } = event<void>("tools/list_changed");
       client?.onListChanged("tools", () => changed());
       await server.callTool("grow", {});
       await announced;
@@ -246,7 +195,7 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
   });
 
   test("given a client, close() leaves it open for its owner", async () => {
-    await withClient(RECORDING_TARGET, async (client) => {
+    await withClient(RECORDING, async (client) => {
       const server = new TetherMcpServer(client, { name: "borrowed" });
       await server.connect();
       await server.close();
