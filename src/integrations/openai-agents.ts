@@ -167,7 +167,7 @@ export class TetherMcpServer implements MCPServer {
     try {
       if (meta && Object.keys(meta).length > 0)
         throw configError("call_meta_unsupported", "tether sends no caller _meta with a tool call");
-      result = await client.callTool(this.#names.get(toolName) ?? toolName, (args ?? {}) as JsonObject, {
+      result = await client.callTool(await this.#serverName(toolName), (args ?? {}) as JsonObject, {
         ...this.#options.call,
         ...(signal ? { signal } : {}),
       });
@@ -184,6 +184,15 @@ export class TetherMcpServer implements MCPServer {
   #attach(client: Client): void {
     this.#client = client;
     this.#stopFollowing = client.onListChanged("tools", () => this.invalidateToolsCache());
+  }
+
+  /**
+   * The server's name of a tool the model named. The SDK may call with a name from a tool list it
+   * cached before this server listed (a cache is kept by server name): then this server lists.
+   */
+  async #serverName(toolName: string): Promise<string> {
+    if (!this.#names.has(toolName) && (this.#options.rename || this.#options.prefix)) await this.listTools();
+    return this.#names.get(toolName) ?? toolName;
   }
 
   #connected(): Client {

@@ -170,6 +170,10 @@ describe("mcp-tether/openai-agents", { concurrency: true }, () => {
       await runWith(server, model);
       assert.deepEqual(model.requests[0]?.tools.map((t) => t.name).sort(), ["calc_plus", "calc_refuse"]);
       assert.match(toolOutputs(model.requests[1])[0] ?? "", /2 \+ 3 = 5/);
+      // A server that has not listed yet (the SDK had the list cached under its name) still finds the tool.
+      const fresh = new TetherMcpServer(client, { rename: { add: "plus" }, prefix: "calc_" });
+      const [block] = await fresh.callTool("calc_plus", { a: 4, b: 5 });
+      assert.deepEqual(block, { type: "text", text: "4 + 5 = 9" });
     });
   });
 
