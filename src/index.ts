@@ -1,5 +1,6 @@
 export { clientKey, configDir, FileTokenStore, MemoryTokenStore, serverKey } from "./auth/token-store.ts";
 export type {
+  ArgumentValue,
   CallOptions,
   Client,
   CompletionArgument,
@@ -10,6 +11,7 @@ export type {
   TaskCallOptions,
   TaskRequest,
   TaskRunOptions,
+  ToolArguments,
 } from "./client/api.ts";
 export type { NotificationHandler } from "./client/notification-hub.ts";
 export type {
@@ -47,6 +49,8 @@ export type {
   ToolAnnotations,
 } from "./client/results.ts";
 export { LOGGING_LEVELS } from "./client/results.ts";
+export type { ToolShapes, TypedCallArgs, TypedCallResult, TypedTools } from "./client/typed-tools.ts";
+export { typedTools } from "./client/typed-tools.ts";
 export { connect } from "./connect/connect.ts";
 export type {
   CallEffect,

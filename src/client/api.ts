@@ -27,6 +27,15 @@ import type {
 } from "./results.ts";
 
 /**
+ * A tool's arguments: a JSON object, as `callTool` sends it. A member whose value is `undefined` is
+ * left out (as `JSON.stringify` leaves it out), so an object type with optional members, such as the
+ * `…Input` types `tether types` writes, is accepted as it is; a JsonObject always is.
+ */
+export type ToolArguments = { readonly [key: string]: ArgumentValue | undefined };
+/** One value in a tool's arguments: JSON (arrays may be readonly; `undefined` only as an object member). */
+export type ArgumentValue = null | boolean | number | string | readonly ArgumentValue[] | ToolArguments;
+
+/**
  * Per-operation options: the caller's signal, and overrides of the phase's budget for this one
  * operation. Overrides follow the same rules as the connect options (P2): a finite positive
  * whole number within the documented maximum, or a `config` error naming the option.
@@ -134,7 +143,7 @@ export interface Client {
    */
   callTool(
     name: string,
-    args: JsonObject,
+    args: ToolArguments,
     options: TaskCallOptions,
   ): Promise<CallToolResult | CreateTaskResult>;
   /**
@@ -143,13 +152,13 @@ export interface Client {
    * is checked against the tool's `outputSchema` (a mismatch: `protocol`/`output_schema_mismatch`,
    * effect `done`). A tool that requires running as a task is run as one, to its end.
    */
-  callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
+  callTool(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult>;
   /**
    * Runs a tool as a task and waits for its result: polls at the server's interval (or sooner
    * when it announces a change), all within one budget. On timeout or cancellation the task is
    * cancelled on the server (`tasks/cancel`) before the call settles.
    */
-  callToolAsTask(name: string, args?: JsonObject, options?: TaskRunOptions): Promise<CallToolResult>;
+  callToolAsTask(name: string, args?: ToolArguments, options?: TaskRunOptions): Promise<CallToolResult>;
 
   /** Every resource, every page, under the call phase's budgets and the page ceiling. */
   listResources(options?: OperationOptions): Promise<Resource[]>;

@@ -16,6 +16,7 @@ import type {
   OperationOptions,
   TaskCallOptions,
   TaskRunOptions,
+  ToolArguments,
 } from "./api.ts";
 import type { Established } from "./established.ts";
 import { type ListBounds, listAll, listPage, PROMPTS, RESOURCES, TEMPLATES } from "./listing.ts";
@@ -183,19 +184,23 @@ export class ConnectedClient implements Client {
 
   callTool(
     name: string,
-    args: JsonObject,
+    args: ToolArguments,
     options: TaskCallOptions,
   ): Promise<CallToolResult | CreateTaskResult>;
-  callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
+  callTool(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult>;
   callTool(
     name: string,
-    args: JsonObject = {},
+    args: ToolArguments = {},
     options: CallOptions & { task?: TaskCallOptions["task"] } = {},
   ): Promise<CallToolResult | CreateTaskResult> {
     return this.#tools.callTool(name, args, options);
   }
 
-  callToolAsTask(name: string, args: JsonObject = {}, options: TaskRunOptions = {}): Promise<CallToolResult> {
+  callToolAsTask(
+    name: string,
+    args: ToolArguments = {},
+    options: TaskRunOptions = {},
+  ): Promise<CallToolResult> {
     return this.#tools.callToolAsTask(name, args, options);
   }
 
