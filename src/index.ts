@@ -89,6 +89,8 @@ export type {
 } from "./options/token-store.ts";
 export type { EraHint, EraHintStore } from "./protocol/era-hints.ts";
 export { MemoryEraHints } from "./protocol/era-hints.ts";
+export type { Extensions } from "./protocol/extensions.ts";
+export { isExtensionId, TASKS_EXTENSION, UI_EXTENSION, UI_MIME_TYPE } from "./protocol/extensions.ts";
 export type { ProtocolVersion } from "./protocol/versions.ts";
 export { KNOWN_VERSIONS } from "./protocol/versions.ts";
 export { CLEANUP_GRACE_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./transport/grace.ts";

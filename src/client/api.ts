@@ -5,6 +5,7 @@
 
 import type { Era, TransportMode } from "../errors/codes.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
+import type { Extensions } from "../protocol/extensions.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import type { Established } from "./established.ts";
 import type { NotificationHandler } from "./notification-hub.ts";
@@ -117,6 +118,11 @@ export interface Client {
   readonly transportMode: TransportMode;
   readonly serverInfo: { name?: string; version?: string } | undefined;
   readonly serverCapabilities: JsonObject;
+  /**
+   * The extensions the server declared (SEP-2133): each extension id with its settings object
+   * (`{}` when it has none); `{}` when it declared none.
+   */
+  readonly serverExtensions: Extensions;
   readonly instructions: string | undefined;
   /** How establishment spent its time, stage by stage. */
   readonly stages: Established["stages"];

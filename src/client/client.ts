@@ -6,6 +6,7 @@ import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { Session } from "../jsonrpc/session.ts";
 import type { OutputValidator } from "../options/output-validator.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
+import { declaredExtensions, type Extensions } from "../protocol/extensions.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import type {
   CallOptions,
@@ -73,6 +74,7 @@ export class ConnectedClient implements Client {
   readonly transportMode: TransportMode;
   readonly serverInfo: { name?: string; version?: string } | undefined;
   readonly serverCapabilities: JsonObject;
+  readonly serverExtensions: Extensions;
   readonly instructions: string | undefined;
   readonly stages: Established["stages"];
   readonly eraHint: Established["eraHint"];
@@ -94,6 +96,7 @@ export class ConnectedClient implements Client {
     this.transportMode = established.mode;
     this.serverInfo = established.serverInfo;
     this.serverCapabilities = established.capabilities;
+    this.serverExtensions = declaredExtensions(established.capabilities);
     this.instructions = established.instructions;
     this.stages = established.stages;
     this.eraHint = established.eraHint;

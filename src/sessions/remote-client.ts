@@ -19,6 +19,7 @@ import { Interrupt } from "../errors/interrupt.ts";
 import { TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { LIMITS } from "../options/limits.ts";
+import { declaredExtensions } from "../protocol/extensions.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import { type Frame, replyFrameCeiling } from "./frames.ts";
@@ -158,6 +159,7 @@ function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudg
     transportMode: info.transportMode as TransportMode,
     serverInfo: info.serverInfo,
     serverCapabilities: info.serverCapabilities as JsonObject,
+    serverExtensions: declaredExtensions(info.serverCapabilities as JsonObject),
     instructions: info.instructions,
     stages: [],
     eraHint: "none",
