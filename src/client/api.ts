@@ -15,6 +15,7 @@ import type {
   CompletionRef,
   CreateTaskResult,
   GetPromptResult,
+  LoadedSkill,
   LoggingLevel,
   LoggingMessage,
   Page,
@@ -23,6 +24,7 @@ import type {
   Resource,
   ResourceTemplate,
   ResourceUpdate,
+  Skill,
   Task,
   Tool,
 } from "./results.ts";
@@ -35,6 +37,14 @@ import type {
 export type ToolArguments = { readonly [key: string]: ArgumentValue | undefined };
 /** One value in a tool's arguments: JSON (arrays may be readonly; `undefined` only as an object member). */
 export type ArgumentValue = null | boolean | number | string | readonly ArgumentValue[] | ToolArguments;
+
+export interface LoadSkillOptions extends OperationOptions {
+  /**
+   * The most bytes the skill's files may hold in all (default and most: 16 MiB, the extension's
+   * limit). Each request runs under the call budget; `signal` cancels the whole load.
+   */
+  maxBytes?: number;
+}
 
 /**
  * Per-operation options: the caller's signal, and overrides of the phase's budget for this one
@@ -186,6 +196,26 @@ export interface Client {
   subscribeResource(uri: string, options?: OperationOptions): Promise<void>;
   /** Stops the updates subscribeResource asked for (in 2026-07-28, the listen stream closes when nothing is left on it). */
   unsubscribeResource(uri: string, options?: OperationOptions): Promise<void>;
+
+  /**
+   * Every skill the server lists (SEP-2640 `skills/list`), every page, under the call phase's
+   * budgets and the page ceiling. Entries only: no file is read. A server that does not declare
+   * the skills extension: `protocol` / `skills_not_offered`, nothing sent.
+   */
+  listSkills(options?: OperationOptions): Promise<Skill[]>;
+  /** One page of skills. */
+  listSkillsPage(cursor?: string, options?: OperationOptions): Promise<Page<Skill>>;
+  /** The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`), listed or not. */
+  getSkill(uri: string, options?: OperationOptions): Promise<Skill>;
+  /**
+   * Reads a skill's files (by its name, which must name one listed skill, or the URI of its
+   * `SKILL.md`) and resolves only once every one matched its entry: size, digest, and the
+   * front matter of `SKILL.md`. Paths are confined to the skill's folder and the total to 16 MiB
+   * before the first read. A mismatch: `protocol` / `skill_digest_mismatch`,
+   * `skill_size_mismatch`, `skill_frontmatter_mismatch`; an entry that cannot be trusted:
+   * `skill_path_refused`, `skill_unverifiable` (dynamic); too large: `limit` / `skill_too_large`.
+   */
+  loadSkill(nameOrUri: string, options?: LoadSkillOptions): Promise<LoadedSkill>;
 
   /** Every prompt, every page. */
   listPrompts(options?: OperationOptions): Promise<Prompt[]>;
