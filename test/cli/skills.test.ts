@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { runCli } from "../helpers/cli.ts";
+import { sandboxFor } from "../sessions/sandbox.ts";
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/skills/server.mjs", import.meta.url));
 const OTHER = fileURLToPath(new URL("../fixtures/extensions/server.mjs", import.meta.url));
@@ -146,4 +147,26 @@ describe("tether skill", () => {
     assert.ok(lstatSync(link).isSymbolicLink());
     assert.ok(!existsSync(join(dir, "nowhere", "x")));
   });
+});
+
+test("S10: through a session (@NAME) the listing is the same, and a load is verified on the command's side", async (t) => {
+  const box = sandboxFor(t);
+  const start = await box.run(["session", "start", "sk", ...SERVER]);
+  assert.equal(start.code, 0, start.stderr);
+  try {
+    const list = await box.run(["skills", "@sk", "--json"]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.equal((JSON.parse(list.stdout) as { skills: unknown[] }).skills.length, 8);
+    const out = join(box.dir, "refunds");
+    const good = await box.run(["skill", "@sk", "refunds", "-o", out]);
+    assert.equal(good.code, 0, good.stderr);
+    assert.equal(readFileSync(join(out, "examples", "email.md"), "utf8"), "Dear customer,\n");
+    const bad = await box.run(["skill", "@sk", "bad-digest", "-o", join(box.dir, "bad")]);
+    assert.equal(bad.code, 3);
+    assert.equal(record(bad.stderr).reason, "skill_digest_mismatch");
+    assert.ok(!existsSync(join(box.dir, "bad")));
+  } finally {
+    const stop = await box.run(["session", "stop", "sk"]);
+    assert.equal(stop.code, 0, stop.stderr);
+  }
 });
