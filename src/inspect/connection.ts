@@ -100,7 +100,7 @@ export class Connection {
       serverInfo: (c?.serverInfo as JsonObject | undefined) ?? null,
       instructions: c?.instructions ?? null,
       capabilities: c?.serverCapabilities ?? null,
-      extensions: extensionsOf(c),
+      extensions: (c?.serverExtensions as JsonObject | undefined) ?? null,
       attempts: c?.attempts ?? null,
       timeline: this.timeline as unknown as JsonValue,
       error: (this.error as JsonObject | undefined) ?? null,
@@ -358,15 +358,6 @@ export class Connection {
       this.#changed();
     }
   }
-}
-
-/** The server's declared extensions: `client.serverExtensions` where the library has it. */
-function extensionsOf(client: Client | undefined): JsonValue {
-  if (!client) return null;
-  const declared = (client as { serverExtensions?: JsonObject }).serverExtensions;
-  if (declared) return declared;
-  const caps = client.serverCapabilities.extensions;
-  return caps && typeof caps === "object" && !Array.isArray(caps) ? caps : {};
 }
 
 /** An operation asked of a server whose connect failed: the page shows the connect's error. */
