@@ -903,7 +903,13 @@ function nextAsk(): void {
 }
 
 // ---- the feed ----
+/** The last item seen: a stream that reconnects replays what the explorer kept, seen or not. */
+let lastSeq = 0;
+
 function onItem(item: Obj): void {
+  const seq = Number(item.seq);
+  if (seq <= lastSeq) return;
+  lastSeq = seq;
   const server = strOf(item.server);
   switch (item.kind) {
     case "server": {
