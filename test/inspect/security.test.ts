@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import { api, type ExplorerRun, raw, startExplorer } from "../helpers/inspect.ts";
 import { running } from "../helpers/process-tree.ts";
+import { sandboxFor } from "../sessions/sandbox.ts";
 
 const HOSTILE = fileURLToPath(new URL("../fixtures/inspect/hostile-server.mjs", import.meta.url));
 const CSP =
@@ -183,6 +184,29 @@ test("with no target the config file's servers are listed, unconnected; a failed
   } finally {
     await listed.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("with no target a live session is listed too, and reached through its session process", async (t) => {
+  const box = sandboxFor(t);
+  const started = await box.run(["session", "start", "demo", "--", process.execPath, HOSTILE]);
+  assert.equal(started.code, 0, started.stderr);
+  const listed = await startExplorer([], box.env);
+  try {
+    const res = await raw(listed.base, "/api/servers", {
+      headers: { authorization: `Bearer ${listed.token}` },
+    });
+    const servers = (JSON.parse(res.body) as { servers: Record<string, unknown>[] }).servers;
+    const session = servers.find((s) => s.name === "@demo");
+    assert.equal(session?.source, "session", JSON.stringify(servers));
+    const tools = await api(listed, "tools", { server: session.id });
+    assert.ok(
+      (tools.tools as { name: string }[]).some((tool) => tool.name === "pid"),
+      JSON.stringify(tools),
+    );
+  } finally {
+    await listed.stop();
+    await box.run(["session", "stop", "demo"]);
   }
 });
 
