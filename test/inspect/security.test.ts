@@ -221,3 +221,14 @@ test("S6: Ctrl-C ends the explorer, its connection and the stdio server's proces
   assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
   assert.equal(exit.stdout, `${run.url}\n`);
 });
+
+test("S6: SIGTERM ends the explorer and the stdio server's process as Ctrl-C does", async () => {
+  const other = await startExplorer(["--", process.execPath, HOSTILE]);
+  const answer = await api(other, "call", { server: "s1", tool: "pid", args: {}, callId: "pid" });
+  const pid = Number((answer.result as { content: { text: string }[] }).content[0]!.text);
+  assert.ok(pid > 0 && running(pid), "the server runs");
+  other.cli.signal("SIGTERM");
+  const exit = await other.cli.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
+});
