@@ -74,6 +74,19 @@ async function listing(
   return { [key]: conn.redact(await traced(conn, method, {}, () => list(client))) as JsonValue };
 }
 
+/** The requests a page may send again from the history: those that ask, and a tool call. */
+export const REPLAYABLE: ReadonlySet<string> = new Set([
+  "tools/call",
+  "tools/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "ping",
+]);
+
 export const OPS: Readonly<Record<string, Op>> = {
   async connect({ conn }) {
     await conn.connect();
@@ -131,6 +144,15 @@ export const OPS: Readonly<Record<string, Op>> = {
     } finally {
       tracked.end();
     }
+  },
+  async replay({ conn, body, signal }) {
+    const method = str(body, "method");
+    if (!REPLAYABLE.has(method)) throw new BadRequest(`${method} is not sent again from the page`);
+    // The original's progress token and other _meta were for its own request.
+    const { _meta, ...params } = obj(body, "params");
+    const client = await conn.ready();
+    const result = await traced(conn, method, params, () => client.request(method, params, { signal }));
+    return { result: conn.redact(result) };
   },
   async cancel({ conn, body }) {
     return { cancelled: conn.cancel(str(body, "callId")) };

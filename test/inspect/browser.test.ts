@@ -4,6 +4,7 @@
 // written as a screenshot to .test-artifacts/inspect/.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { serverPath, useFleet } from "../helpers/fleet.ts";
@@ -220,6 +221,34 @@ test("every view renders with no console error", async () => {
     assert.deepEqual(await unlabelled(page), [], `every control of ${view} has a name`);
   }
   assert.deepEqual(errors, []);
+});
+
+test("the history exports as a file, and a request in it is sent again", async () => {
+  await page.getByRole("button", { name: "History", exact: true }).click();
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "Export", exact: true }).click(),
+  ]);
+  const entries = JSON.parse(readFileSync(await download.path(), "utf8")) as {
+    method: string;
+    dir: string;
+  }[];
+  assert.ok(
+    entries.some((e) => e.method === "initialize" && e.dir === "out"),
+    "the handshake is in the file",
+  );
+  const entry = page
+    .locator("details")
+    .filter({ has: page.getByText(/^→ tools\/call ·/) })
+    .first();
+  await entry.locator("summary").click();
+  await entry.getByRole("button", { name: "Replay tools/call" }).click();
+  await entry
+    .locator(".replayed")
+    .getByText(/^result \{/)
+    .waitFor();
+  assert.match((await entry.locator(".replayed").textContent()) ?? "", /Echo: hello from the page/);
+  await shot(page, "replay");
 });
 
 test("over HTTP: both servers named on the command line are listed; each one's tools run", async () => {
