@@ -8,6 +8,7 @@ import type { CallToolResult, CompletionRef, LoggingLevel, Tool } from "../clien
 import { LOGGING_LEVELS } from "../client/results.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import { type Connection, NotConnected } from "./connection.ts";
+import { REPLAYABLE } from "./replayable.ts";
 
 export interface ApiContext {
   conn: Connection;
@@ -73,19 +74,6 @@ async function listing(
   const client = await conn.ready();
   return { [key]: conn.redact(await traced(conn, method, {}, () => list(client))) as JsonValue };
 }
-
-/** The requests a page may send again from the history: those that ask, and a tool call. */
-export const REPLAYABLE: ReadonlySet<string> = new Set([
-  "tools/call",
-  "tools/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "ping",
-]);
 
 export const OPS: Readonly<Record<string, Op>> = {
   async connect({ conn }) {

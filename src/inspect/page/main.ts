@@ -1,6 +1,8 @@
 // The explorer's page: servers in a sidebar; overview, tools, resources, prompts and the message
 // history as views; calls in flight; the log pane; the server's questions as dialogs. Everything
 // a server sent is set as text (dom.ts), never as markup.
+
+import { REPLAYABLE } from "../replayable.ts";
 import { type Answer, errorLine, get, isObj, type Json, type Obj, post, strOf } from "./api.ts";
 import { bytes, el, fill, tree, uid } from "./dom.ts";
 import { schemaForm } from "./form.ts";
@@ -735,19 +737,6 @@ async function promptsView(s: Obj): Promise<void> {
 }
 
 // ---- history ----
-/** Requests the explorer sends again on request (api.ts REPLAYABLE). */
-const REPLAYABLE = new Set([
-  "tools/call",
-  "tools/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "ping",
-]);
-
 /** The params of a request entry: the message's own (off the wire) or the entry's body (the explorer's). */
 function paramsOf(m: Obj): Obj | undefined {
   try {
