@@ -149,6 +149,24 @@ test("a call's arguments are checked before it is sent, with the CLI's messages"
   assert.equal(error.hint, undefined);
 });
 
+test("replay sends again only the requests that ask (and tool calls), nothing else", async () => {
+  const headers = { authorization: `Bearer ${run.token}`, "content-type": "application/json" };
+  for (const method of ["initialize", "notifications/cancelled", "logging/setLevel", "tasks/cancel"]) {
+    const res = await raw(run.base, "/api/replay", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ server: "s1", method, params: {} }),
+    });
+    assert.equal(res.status, 400, method);
+  }
+  const ok = await api(run, "replay", {
+    server: "s1",
+    method: "tools/call",
+    params: { name: "pid", arguments: {} },
+  });
+  assert.equal(ok.ok, true, JSON.stringify(ok));
+});
+
 test("S9: another address needs --allow-remote (exit 2)", async () => {
   const r = await runCli(["inspect", "--no-open", "--host", "0.0.0.0", "--", process.execPath, HOSTILE]);
   assert.equal(r.code, 2);
