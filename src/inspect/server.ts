@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { configError } from "../errors/failures.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { Access, plain, SAFE_HEADERS } from "./access.ts";
 import { BadRequest, failure, OPS } from "./api.ts";
@@ -59,9 +60,10 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
   const server = createServer();
   const address = o.address ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const failed = (error: Error) => reject(listenFailure(error));
+    server.once("error", failed);
     server.listen(o.port ?? 0, address, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       resolve();
     });
   });
@@ -137,6 +139,14 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
       return closing;
     },
   };
+}
+
+/** A port in use, an address not ours or not allowed: the user's to change (config, exit 2). */
+function listenFailure(error: Error): Error {
+  const code = (error as { code?: unknown }).code;
+  if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL")
+    return configError("listen_failed", "the explorer cannot listen on the --host and --port given", error);
+  return error;
 }
 
 function json(res: ServerResponse, status: number, doc: JsonObject): void {

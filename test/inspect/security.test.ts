@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -165,6 +166,20 @@ test("replay sends again only the requests that ask (and tool calls), nothing el
     params: { name: "pid", arguments: {} },
   });
   assert.equal(ok.ok, true, JSON.stringify(ok));
+});
+
+test("a port in use is the user's to change (config, exit 2), and nothing is printed on stdout", async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+  try {
+    const port = (taken.address() as AddressInfo).port;
+    const r = await runCli(["inspect", "--no-open", "--port", String(port), "--", process.execPath, HOSTILE]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(errorRecord(r).reason, "listen_failed");
+    assert.equal(r.stdout, "");
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
 });
 
 test("S9: another address needs --allow-remote (exit 2)", async () => {
