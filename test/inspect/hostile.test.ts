@@ -114,6 +114,22 @@ test("S7: Cancel on a call in flight reaches the server (it says so in a log lin
     .waitFor();
 });
 
+test("a URL elicitation shows its link as text and a link the user opens, never opened for them", async () => {
+  await page.getByRole("button", { name: "Tools", exact: true }).click();
+  await page.getByRole("button", { name: /^link\b/ }).click();
+  await runButton(page).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByText("https://example.com/sign-in?state=1", { exact: true }).waitFor();
+  await dialog.getByText("Sign in <img", { exact: false }).waitFor();
+  const link = dialog.getByRole("link", { name: "Open the link" });
+  assert.equal(await link.getAttribute("href"), "https://example.com/sign-in?state=1");
+  assert.equal(await link.getAttribute("rel"), "noopener noreferrer");
+  assert.equal(page.context().pages().length, 1, "nothing was opened for the user");
+  await dialog.getByRole("button", { name: "Decline" }).click();
+  await result(page).getByText("link decline").waitFor();
+  assert.equal(await pwned(page), undefined);
+});
+
 /** Everything the explorer's event stream sends while `fn` runs. */
 async function streamDuring(r: ExplorerRun, fn: () => Promise<void>): Promise<string> {
   const stop = new AbortController();
