@@ -130,6 +130,21 @@ test("a URL elicitation shows its link as text and a link the user opens, never 
   assert.equal(await pwned(page), undefined);
 });
 
+test("audio plays in a player; markup that calls itself an image is not decoded as one", async () => {
+  await page.getByRole("button", { name: "Tools", exact: true }).click();
+  await page.getByRole("button", { name: /^media\b/ }).click();
+  await runButton(page).click();
+  const audio = result(page).getByLabel("audio (audio/wav)");
+  await audio.waitFor();
+  await page.waitForFunction(
+    (el) => Number((el as unknown as { duration: number }).duration) > 0,
+    await audio.elementHandle(),
+  );
+  await result(page).getByText("image (text/html) could not be decoded").waitFor();
+  assert.equal(await result(page).locator("img").count(), 0);
+  assert.equal(await pwned(page), undefined);
+});
+
 /** Everything the explorer's event stream sends while `fn` runs. */
 async function streamDuring(r: ExplorerRun, fn: () => Promise<void>): Promise<string> {
   const stop = new AbortController();

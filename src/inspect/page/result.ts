@@ -52,7 +52,8 @@ export function contentBlock(block: Json): HTMLElement {
     case "image":
     case "audio": {
       const mime = strOf(block.mimeType);
-      const url = blobUrl(strOf(block.data), mime);
+      // An image is decoded only as an image type, audio only as an audio type.
+      const url = mime.startsWith(`${block.type}/`) ? blobUrl(strOf(block.data), mime) : undefined;
       if (!url)
         return el("p", { class: "muted" }, `${block.type} (${mime || "no type"}) could not be decoded`);
       return block.type === "image"
