@@ -251,6 +251,21 @@ test("the history exports as a file, and a request in it is sent again", async (
   await shot(page, "replay");
 });
 
+test("Disconnect closes the connection and Connect makes a new one, with its own timeline", async () => {
+  await page.getByRole("button", { name: "Overview", exact: true }).click();
+  const sidebar = page.getByRole("navigation", { name: "Servers" });
+  await page.getByRole("button", { name: "Disconnect", exact: true }).click();
+  await sidebar.getByText(/^closed/).waitFor();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
+  await sidebar.getByText(/^open/).waitFor();
+  await page
+    .getByRole("region", { name: "Establishment timeline" })
+    .getByText("attempt 1 · initialize", { exact: true })
+    .waitFor();
+  await page.getByRole("button", { name: "Tools", exact: true }).click();
+  await tool(page, "echo").waitFor();
+});
+
 test("over HTTP: both servers named on the command line are listed; each one's tools run", async () => {
   const [sse, modern] = [fleet().http("streamable-2025-11-25-sse"), fleet().http("modern-2026-07-28")];
   const http = await startExplorer([sse.url, modern.url]);
