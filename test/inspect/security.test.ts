@@ -275,3 +275,31 @@ test("S6: SIGTERM ends the explorer and the stdio server's process as Ctrl-C doe
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
 });
+
+test("S6: Ctrl-C with a server's question waiting for an answer still ends everything at once", async () => {
+  const other = await startExplorer(["--", process.execPath, HOSTILE]);
+  const answer = await api(other, "call", { server: "s1", tool: "pid", args: {}, callId: "pid" });
+  const pid = Number((answer.result as { content: { text: string }[] }).content[0]!.text);
+  // The event stream says when the question is waiting (no guessing how long that takes).
+  const stream = await fetch(`${other.base}/api/events`, {
+    headers: { authorization: `Bearer ${other.token}` },
+  });
+  const asked = (async () => {
+    let text = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk);
+      if (text.includes('"kind":"ask"')) return;
+    }
+  })();
+  const waiting = api(other, "call", { server: "s1", tool: "link", args: {}, callId: "link" }).catch(
+    () => undefined,
+  );
+  await asked;
+  const sent = other.cli.signal("SIGINT");
+  const exit = await other.cli.exited;
+  await waiting;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
+  assert.ok(exit.exitedAt - sent < 10_000, `exited ${Math.round(exit.exitedAt - sent)} ms after Ctrl-C`);
+});
