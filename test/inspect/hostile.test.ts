@@ -114,7 +114,7 @@ test("S7: Cancel on a call in flight reaches the server (it says so in a log lin
     .waitFor();
 });
 
-test("a URL elicitation shows its link as text and a link the user opens, never opened for them", async () => {
+test("a URL elicitation shows its link as text and a link the user opens, never opened for them; Escape cancels it", async () => {
   await page.getByRole("button", { name: "Tools", exact: true }).click();
   await page.getByRole("button", { name: /^link\b/ }).click();
   await runButton(page).click();
@@ -127,6 +127,11 @@ test("a URL elicitation shows its link as text and a link the user opens, never 
   assert.equal(page.context().pages().length, 1, "nothing was opened for the user");
   await dialog.getByRole("button", { name: "Decline" }).click();
   await result(page).getByText("link decline").waitFor();
+  // Escape is the dialog's way out, by keyboard: the question is cancelled, not left waiting.
+  await runButton(page).click();
+  await dialog.getByText("https://example.com/sign-in?state=1", { exact: true }).waitFor();
+  await page.keyboard.press("Escape");
+  await result(page).getByText("link cancel").waitFor();
   assert.equal(await pwned(page), undefined);
 });
 

@@ -848,6 +848,13 @@ async function setLevel(): Promise<void> {
 }
 
 // ---- the server's questions ----
+/** What Escape does in the open dialog. */
+let onEscape: (() => void) | undefined;
+dialog.addEventListener("cancel", (event) => {
+  event.preventDefault();
+  onEscape?.();
+});
+
 function nextAsk(): void {
   if (dialog.open || !asks.length) return;
   const ask = asks[0]!;
@@ -860,6 +867,8 @@ function nextAsk(): void {
     await post("answer", { server, ask: strOf(ask.ask), answer });
     nextAsk();
   };
+  // Escape answers as the dialog's own way out: sampling declined, elicitation cancelled.
+  onEscape = () => void reply(ask.type === "sampling" ? null : { action: "cancel" });
   const titleId = uid();
   if (ask.type === "sampling") {
     const replyId = uid();
