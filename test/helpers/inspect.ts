@@ -2,11 +2,16 @@
 // its URL read from the first line it prints, and a real Chromium (Debian's, driven by
 // playwright-core: no browser download) for the page. Screenshots go to .test-artifacts/inspect/.
 
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { type RunningCli, startCli } from "./process-tree.ts";
+
+/** The hostile fixture server (test/fixtures/inspect/hostile-server.mjs). */
+export const HOSTILE = fileURLToPath(new URL("../fixtures/inspect/hostile-server.mjs", import.meta.url));
 
 export const CHROMIUM = process.env.TETHER_CHROMIUM ?? "/usr/bin/chromium";
 export const ARTIFACTS = join(process.cwd(), ".test-artifacts", "inspect");
@@ -62,6 +67,25 @@ export function launchBrowser(): Promise<Browser> {
     headless: true,
     args: process.getuid?.() === 0 ? ["--no-sandbox"] : [],
   });
+}
+
+/** A page of the size the screenshots are taken at, with a bounded wait for each step and its console errors. */
+export async function openPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.setDefaultTimeout(15_000);
+  return { page, errors: consoleErrors(page) };
+}
+
+/** A config file (in a folder of its own) defining `servers`; `remove()` deletes the folder. */
+export function writeConfig(servers: Record<string, unknown>): {
+  dir: string;
+  config: string;
+  remove(): void;
+} {
+  const dir = mkdtempSync(join(tmpdir(), "tether-inspect-"));
+  const config = join(dir, "mcp.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: servers }));
+  return { dir, config, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Collects the page's console errors and uncaught exceptions. */

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { serverPath, useFleet } from "../helpers/fleet.ts";
-import { consoleErrors, type ExplorerRun, launchBrowser, shot, startExplorer } from "../helpers/inspect.ts";
+import { type ExplorerRun, launchBrowser, openPage, shot, startExplorer } from "../helpers/inspect.ts";
 
 const fleet = useFleet(["streamable-2025-11-25-sse", "modern-2026-07-28"]);
 let browser: Browser;
@@ -21,9 +21,7 @@ before(async () => {
     launchBrowser(),
     startExplorer(["--", process.execPath, serverPath("everything.mjs"), "stdio"]),
   ]);
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.setDefaultTimeout(15_000);
-  errors = consoleErrors(page);
+  ({ page, errors } = await openPage(browser));
 });
 after(async () => {
   await browser?.close();
@@ -269,9 +267,7 @@ test("Disconnect closes the connection and Connect makes a new one, with its own
 test("over HTTP: both servers named on the command line are listed; each one's tools run", async () => {
   const [sse, modern] = [fleet().http("streamable-2025-11-25-sse"), fleet().http("modern-2026-07-28")];
   const http = await startExplorer([sse.url, modern.url]);
-  const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  p.setDefaultTimeout(15_000);
-  const httpErrors = consoleErrors(p);
+  const { page: p, errors: httpErrors } = await openPage(browser);
   try {
     await p.goto(http.url);
     await tool(p, "add").waitFor();
@@ -299,9 +295,7 @@ test("over HTTP: both servers named on the command line are listed; each one's t
 
 test("a failed connect shows its error record (code, stage, phase, message, hint) and its timeline", async () => {
   const failed = await startExplorer(["--", "/nonexistent/tether-no-such-server"]);
-  const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  p.setDefaultTimeout(15_000);
-  const failedErrors = consoleErrors(p);
+  const { page: p, errors: failedErrors } = await openPage(browser);
   try {
     await p.goto(failed.url);
     const record = p.getByRole("region", { name: "Connect error" });

@@ -4,32 +4,28 @@
 // anything the explorer's API or event stream sends it).
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { assertNoLeak, CANARIES, ECHO_SERVER, echoUpstreams, useEchoServer } from "../helpers/canaries.ts";
-import { consoleErrors, type ExplorerRun, launchBrowser, shot, startExplorer } from "../helpers/inspect.ts";
+import {
+  type ExplorerRun,
+  HOSTILE,
+  launchBrowser,
+  openPage,
+  shot,
+  startExplorer,
+  writeConfig,
+} from "../helpers/inspect.ts";
 
-const HOSTILE = fileURLToPath(new URL("../fixtures/inspect/hostile-server.mjs", import.meta.url));
 const echo = useEchoServer();
-const dir = mkdtempSync(join(tmpdir(), "tether-inspect-"));
-const config = join(dir, "mcp.json");
-writeFileSync(
-  config,
-  JSON.stringify({
-    mcpServers: {
-      hostile: { command: process.execPath, args: [HOSTILE] },
-      careless: {
-        command: process.execPath,
-        args: [ECHO_SERVER, "stdio"],
-        env: { TETHER_ECHO_KEY: CANARIES.env, TETHER_ECHO_TOKEN: CANARIES.bearer },
-      },
-    },
-  }),
-);
+const { config, remove } = writeConfig({
+  hostile: { command: process.execPath, args: [HOSTILE] },
+  careless: {
+    command: process.execPath,
+    args: [ECHO_SERVER, "stdio"],
+    env: { TETHER_ECHO_KEY: CANARIES.env, TETHER_ECHO_TOKEN: CANARIES.bearer },
+  },
+});
 
 let browser: Browser;
 let run: ExplorerRun;
@@ -41,15 +37,13 @@ before(async () => {
     launchBrowser(),
     startExplorer(["hostile", "careless", "--config", config]),
   ]);
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.setDefaultTimeout(15_000);
-  errors = consoleErrors(page);
+  ({ page, errors } = await openPage(browser));
   await page.goto(run.url);
 });
 after(async () => {
   await browser?.close();
   await run?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  remove();
 });
 
 const pwned = (p: Page) => p.evaluate("window.__pwned");
@@ -234,9 +228,7 @@ test("S4: a careless stdio server's echoed secrets never reach the page, the API
 
 test("S4: over HTTP, the bearer token, a header and a query value echoed back never reach the page", async () => {
   const http = await startExplorer(echoUpstreams(echo.http)["streamable-http"]!(), echo.env);
-  const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  p.setDefaultTimeout(15_000);
-  const httpErrors = consoleErrors(p);
+  const { page: p, errors: httpErrors } = await openPage(browser);
   try {
     await p.goto(http.url);
     await p.getByRole("button", { name: /^echo\b/ }).waitFor();

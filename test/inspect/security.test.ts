@@ -3,18 +3,15 @@
 // Ctrl-C ends it with every process it started (S6).
 
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { errorRecord, runCli } from "../helpers/cli.ts";
-import { api, type ExplorerRun, raw, startExplorer } from "../helpers/inspect.ts";
+import { api, type ExplorerRun, HOSTILE, raw, startExplorer, writeConfig } from "../helpers/inspect.ts";
 import { running } from "../helpers/process-tree.ts";
 import { sandboxFor } from "../sessions/sandbox.ts";
 
-const HOSTILE = fileURLToPath(new URL("../fixtures/inspect/hostile-server.mjs", import.meta.url));
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
   "media-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -190,17 +187,11 @@ test("S9: another address needs --allow-remote (exit 2)", async () => {
 });
 
 test("with no target the config file's servers are listed, unconnected; a failed connect answers its error record", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "tether-inspect-"));
-  const config = join(dir, "mcp.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      mcpServers: {
-        hostile: { command: process.execPath, args: [HOSTILE] },
-        missing: { command: join(dir, "no-such-server") },
-      },
-    }),
-  );
+  const missing = join(tmpdir(), `tether-no-such-server-${process.pid}`);
+  const { dir, config, remove } = writeConfig({
+    hostile: { command: process.execPath, args: [HOSTILE] },
+    missing: { command: missing },
+  });
   const listed = await startExplorer(["--config", config], { HOME: dir });
   try {
     const res = await raw(listed.base, "/api/servers", {
@@ -226,7 +217,7 @@ test("with no target the config file's servers are listed, unconnected; a failed
     assert.equal((ok.server as { state: string }).state, "open");
   } finally {
     await listed.stop();
-    rmSync(dir, { recursive: true, force: true });
+    remove();
   }
 });
 
