@@ -69,10 +69,14 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** A page of the size the screenshots are taken at, with a bounded wait for each step and its console errors. */
+/**
+ * A page of the size the screenshots are taken at, with its console errors. Each step waits at
+ * most 30 s: a bound for a machine busy with the whole suite, never a delay (a step that is met
+ * goes on at once).
+ */
 export async function openPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(30_000);
   return { page, errors: consoleErrors(page) };
 }
 
