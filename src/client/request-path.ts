@@ -12,6 +12,7 @@ import { LIMITS, limit } from "../options/limits.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
 import { type HeaderParam, modernHeaders, withModernMeta } from "../protocol/modern-headers.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
+import type { RequestTracing } from "../tracing/api.ts";
 import type { CallOptions } from "./api.ts";
 import { handlerFor } from "./handlers.ts";
 import type { LoggingLevel } from "./results.ts";
@@ -56,6 +57,8 @@ export interface Connection {
   protocolVersion: ProtocolVersion;
   options: ResolvedOptions;
   redactor: Redactor;
+  /** A span per request, when `tracing` is on; undefined costs the request path one branch. */
+  tracing?: RequestTracing | undefined;
 }
 
 /**
@@ -202,7 +205,8 @@ export class RequestPath {
   /**
    * Sends one request in the negotiated era's envelope: 2026-07-28 requests carry the `_meta`
    * fields (the log level too, once set; the tasks extension when the request accepts a task)
-   * and, on HTTP, the standard headers.
+   * and, on HTTP, the standard headers. With tracing on, the request goes out inside its span,
+   * its trace context in `_meta`.
    */
   send(method: string, params: JsonObject | undefined, bounds: Bounds, route?: Route): Promise<Reply> {
     const { session, options: o, protocolVersion } = this.#c;
@@ -215,14 +219,20 @@ export class RequestPath {
       const capabilities = route?.task ? withTasksExtension(o.capabilities) : o.capabilities;
       finalParams = withModernMeta({ ...params, _meta: meta }, protocolVersion, o.clientInfo, capabilities);
     }
-    return session.request(method, finalParams, {
+    const request = {
       signal: bounds.clock.cancellation,
       maxBytes: bounds.maxBytes,
       headers:
         modern && http ? modernHeaders(protocolVersion, method, params, route?.headerParams) : undefined,
       // Modern HTTP cancels by closing the reply stream; everything else says so explicitly.
       cancelOnAbort: !(modern && http),
-    });
+    };
+    const tracing = this.#c.tracing;
+    if (tracing)
+      return tracing.request(method, finalParams, session, protocolVersion, (p) =>
+        session.request(method, p, request),
+      );
+    return session.request(method, finalParams, request);
   }
 
   /**
