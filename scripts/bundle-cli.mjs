@@ -25,7 +25,19 @@ await build({
   format: "esm",
   target: "node20",
   // Dependencies stay external: the installed package brings them, and they load lazily if at all.
-  packages: "external",
+  // OpenTelemetry is the exception: `--trace` needs its API, SDK and OTLP exporter, which the
+  // package does not depend on (the API is an optional peer of the library), so they are bundled
+  // into chunks of their own that only `--trace` loads (the exporter's only with an endpoint set).
+  plugins: [
+    {
+      name: "external-packages",
+      setup(b) {
+        b.onResolve({ filter: /^[^./#]/ }, (args) =>
+          args.path.startsWith("@opentelemetry/") ? undefined : { path: args.path, external: true },
+        );
+      },
+    },
+  ],
   banner: { js: "#!/usr/bin/env node" },
   // Less text for V8 to parse on every start (Node 20 has no compile cache); names are kept, so
   // errors and classes read as they do in the source.

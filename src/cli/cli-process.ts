@@ -77,6 +77,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     isTty: process.stdout.isTTY === true,
     stderrIsTty: process.stderr.isTTY === true,
     columns: process.stdout.columns,
+    stderrColumns: process.stderr.columns,
     signal: controller.signal,
     readStdin: () => readStdinBounded(process.stdin),
     askLine: ask?.askOnTerminal,

@@ -10,7 +10,7 @@ import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
-import type { ConnectOptions } from "../options/options.ts";
+import type { ConnectOptions, TracingOptions } from "../options/options.ts";
 import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
 import type { FlagName } from "./flag-table.ts";
@@ -80,6 +80,8 @@ export interface RunParts {
   onStageLine: (line: StageLine | undefined) => void;
   commands: readonly string[];
   quiet: boolean;
+  /** With --trace: where every connection this command makes records its spans. */
+  tracing?: TracingOptions;
 }
 
 /** The context a command runs in: the stage line and the events are set up here. */
@@ -95,6 +97,7 @@ export function context(parts: RunParts): Context {
     : stageLine
       ? (e: LifecycleEvent) => stageLine?.event(e)
       : undefined;
+  const tracing = parts.tracing ? { tracing: parts.tracing } : {};
   const logLevel = inv.values["log-level"];
   if (logLevel !== undefined && !(LOGGING_LEVELS as readonly string[]).includes(logLevel))
     throw configError("invalid_option", `--log-level must be one of ${LOGGING_LEVELS.join(", ")}`);
@@ -115,7 +118,12 @@ export function context(parts: RunParts): Context {
     connection: async (t, i = inv) => {
       const { options, secrets } = await connectOptions(i, t, io);
       return {
-        options: { ...learnSecrets(options, secrets, redactor), onEvent: events, signal: io.signal },
+        options: {
+          ...learnSecrets(options, secrets, redactor),
+          onEvent: events,
+          signal: io.signal,
+          ...tracing,
+        },
         secrets,
       };
     },
@@ -126,6 +134,7 @@ export function context(parts: RunParts): Context {
         ...learnSecrets(options, secrets, redactor),
         onEvent: events,
         signal: io.signal,
+        ...tracing,
       } satisfies ConnectOptions;
     },
     open: (options, fn) =>

@@ -141,6 +141,12 @@ export const FLAGS = {
     scope: "connection",
     about: "lifecycle events as JSON lines on stderr, before any error record",
   },
+  trace: {
+    type: B,
+    scope: "connection",
+    about:
+      "after the command, its spans as a waterfall on a terminal (stage, start, duration, outcome); with `OTEL_EXPORTER_OTLP_ENDPOINT` set, also exported over OTLP/HTTP",
+  },
   "server-stderr": {
     type: B,
     scope: "connection",

@@ -27,7 +27,7 @@ const COMMON = `Connection options:
   --dpop                                 DPoP-bound tokens   --application-type native|web
   --config FILE                          read server names from this file only
   --fresh                                detect the era afresh (ignore and refresh the remembered one)
-  --json   --events   --debug   --server-stderr`;
+  --json   --events   --trace   --debug   --server-stderr`;
 
 export const HELP = `tether ${VERSION}: an MCP client that cannot hang, cannot leak and says what failed
 

@@ -16,6 +16,7 @@ import { EXIT_STATUS } from "./exit-codes.ts";
 import type { Io } from "./io.ts";
 import type { StageLine } from "./stage-line.ts";
 import { didYouMean } from "./suggest.ts";
+import type { CliTrace } from "./trace.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -24,6 +25,7 @@ import { VERSION } from "./version.ts";
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let stageLine: StageLine | undefined;
+  let trace: CliTrace | undefined;
   const closing: Promise<void>[] = [];
   try {
     const status = await run(
@@ -33,7 +35,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         stageLine = line;
       },
       closing,
+      (t) => {
+        trace = t;
+      },
     );
+    trace?.end();
     if (closing.length > 0) {
       // The output is whole once run returns: it goes out now, then the connections finish closing.
       stageLine?.clear();
@@ -43,6 +49,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return status;
   } finally {
     stageLine?.clear();
+    // With --trace, after everything else the command wrote: the waterfall, and the OTLP export.
+    await trace?.report();
   }
 }
 
@@ -51,6 +59,7 @@ async function run(
   io: Io,
   onStageLine: (line: StageLine | undefined) => void,
   closing: Promise<void>[],
+  onTrace: (trace: CliTrace) => void,
 ): Promise<number> {
   // Everything after `--` is the server's: only the words before it are ours to read.
   const dash = argv.indexOf("--");
@@ -75,6 +84,7 @@ async function run(
     else io.stderr(`${terminalJson(record)}\n`);
   };
   let ctx: Context | undefined;
+  let trace: CliTrace | undefined;
   try {
     const inv = parse(argv);
     debug = inv.values.debug ?? false;
@@ -102,6 +112,11 @@ async function run(
       );
     await checkFlags(inv, command.flags, commandsTaking);
     const quiet = command.quiet === true;
+    if (inv.values.trace) {
+      // The SDK and the waterfall load only with --trace (the exporter only with an endpoint too).
+      trace = await (await import("./trace.ts")).CliTrace.start(command.name, io, redactor);
+      onTrace(trace);
+    }
     ctx = context({
       inv,
       io,
@@ -112,6 +127,7 @@ async function run(
       onStageLine,
       commands: COMMAND_NAMES,
       quiet,
+      tracing: trace?.options,
     });
     return await command.run(ctx);
   } catch (error) {
@@ -123,6 +139,7 @@ async function run(
     const spawnFailure = e.stage === "spawn" ? spawnProblem(e, ctx?.spawned) : undefined;
     if (spawnFailure) record.message = redactor.messageText(spawnFailure);
     if (debug) record.debug = causes(e, redactor);
+    trace?.failed(e.code);
     writeError(record);
     return EXIT_STATUS[e.code];
   }
