@@ -30,6 +30,15 @@ import type { ConnectionTracing } from "./api.ts";
 
 type Api = typeof import("@opentelemetry/api");
 
+/** A request's span name and the attributes its span and its measurement share. */
+interface RequestKind {
+  name: string;
+  measured: Readonly<Attributes>;
+}
+
+/** How many method and name pairs are remembered (a tool catalog's worth); past it each is built afresh. */
+const MAX_KINDS = 1_000;
+
 /** The instrumentation scope spans and the metric are recorded under. */
 export const INSTRUMENTATION = "mcp-tether";
 
@@ -77,6 +86,7 @@ class OtelTracing implements ConnectionTracing {
   #attempt: Span | undefined;
   #attemptContext: Context | undefined;
   readonly #stages = new Map<string, Span>();
+  readonly #kinds = new Map<string, RequestKind>();
   /** Until established (or failed), requests (the prefetched listing) are children of the attempt. */
   #establishing = true;
 
@@ -175,13 +185,53 @@ class OtelTracing implements ConnectionTracing {
     send: (params: JsonObject | undefined) => Promise<Reply>,
   ): Promise<Reply> {
     const api = this.#api;
+    const named = typeof params?.name === "string" ? params.name : undefined;
+    const kind = this.#kindOf(method, named, protocolVersion);
+    const attributes: Attributes = { ...kind.measured, "jsonrpc.request.id": String(session.nextRequestId) };
+    const sessionId = session.transport.sessionId;
+    if (sessionId) attributes["mcp.session.id"] = sessionId;
+    const parent = this.#establishing ? (this.#attemptContext ?? this.#rootContext) : api.context.active();
+    const span = this.#tracer.startSpan(kind.name, { kind: api.SpanKind.CLIENT, attributes }, parent);
+    const started = performance.now();
+    let measured = kind.measured;
+    try {
+      const reply = await send(this.#carry(api.trace.setSpan(parent, span), span, params));
+      if (method === "tools/call" && reply.result.isError === true) {
+        // The tool ran and said it failed: the conventions' `tool_error`.
+        measured = { ...measured, "error.type": "tool_error" };
+        span.setAttribute("error.type", "tool_error");
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: "tool_error" });
+      }
+      return reply;
+    } catch (error) {
+      const label = classifyFailure(error);
+      measured = {
+        ...measured,
+        "error.type": label.code,
+        ...(label.rpcCode !== undefined && { "rpc.response.status_code": String(label.rpcCode) }),
+      };
+      this.#failSpan(span, label.code, label.reason, label.rpcCode);
+      throw error;
+    } finally {
+      span.end();
+      this.#duration.record((performance.now() - started) / 1000, measured);
+    }
+  }
+
+  /**
+   * A request's span name and the attributes it shares with its measurement: the conventions'
+   * low-cardinality target (the tool's or the prompt's name, never an argument). Remembered per
+   * method and name, up to a bound, so a call builds neither again.
+   */
+  #kindOf(method: string, named: string | undefined, protocolVersion: string): RequestKind {
+    const key = named === undefined ? method : `${method}\u0000${named}`;
+    const known = this.#kinds.get(key);
+    if (known && known.measured["mcp.protocol.version"] === protocolVersion) return known;
     const measured: Attributes = {
       ...this.#base,
       "mcp.method.name": method,
       "mcp.protocol.version": protocolVersion,
     };
-    // The conventions' low-cardinality target: the tool's or the prompt's name, never an argument.
-    const named = typeof params?.name === "string" ? params.name : undefined;
     let name = method;
     if (method === "tools/call" && named !== undefined) {
       measured["gen_ai.tool.name"] = named;
@@ -191,31 +241,9 @@ class OtelTracing implements ConnectionTracing {
       measured["gen_ai.prompt.name"] = named;
       name = `${method} ${named}`;
     }
-    const attributes: Attributes = { ...measured, "jsonrpc.request.id": String(session.nextRequestId) };
-    const sessionId = session.transport.sessionId;
-    if (sessionId) attributes["mcp.session.id"] = sessionId;
-    const parent = this.#establishing ? (this.#attemptContext ?? this.#rootContext) : api.context.active();
-    const span = this.#tracer.startSpan(name, { kind: api.SpanKind.CLIENT, attributes }, parent);
-    const started = performance.now();
-    try {
-      const reply = await send(this.#carry(api.trace.setSpan(parent, span), span, params));
-      if (method === "tools/call" && reply.result.isError === true) {
-        // The tool ran and said it failed: the conventions' `tool_error`.
-        measured["error.type"] = "tool_error";
-        span.setAttribute("error.type", "tool_error");
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: "tool_error" });
-      }
-      return reply;
-    } catch (error) {
-      const label = classifyFailure(error);
-      measured["error.type"] = label.code;
-      if (label.rpcCode !== undefined) measured["rpc.response.status_code"] = String(label.rpcCode);
-      this.#failSpan(span, label.code, label.reason, label.rpcCode);
-      throw error;
-    } finally {
-      span.end();
-      this.#duration.record((performance.now() - started) / 1000, measured);
-    }
+    const kind = { name, measured: Object.freeze(measured) };
+    if (this.#kinds.size < MAX_KINDS) this.#kinds.set(key, kind);
+    return kind;
   }
 
   /**
