@@ -22,6 +22,7 @@ import { establishSection } from "./sections/establish.ts";
 import { memorySection } from "./sections/memory.ts";
 import { sessionsSection } from "./sections/sessions.ts";
 import { throughputSection } from "./sections/throughput.ts";
+import { tracingSection } from "./sections/tracing.ts";
 import { validationSection } from "./sections/validation.ts";
 
 const argv = process.argv.slice(2);
@@ -45,6 +46,9 @@ const config = {
     largeCeilingBytes: 256 * 1024 * 1024,
   },
   autoDetect: quick ? { runs: 5, warmup: 1 } : { runs: 60, warmup: 3 },
+  tracing: quick
+    ? { runs: 2, warmup: 1, calls: 100, warmupCalls: 20 }
+    : { runs: 15, warmup: 2, calls: 500, warmupCalls: 50 },
 };
 
 /** The commit measured, and whether src/ had uncommitted changes (the figures are of the tree as it was). */
@@ -105,7 +109,7 @@ if (loadBefore > machine.nproc / 2)
     `warning: the machine is busy (load ${loadBefore.toFixed(2)} on ${machine.nproc} cores); figures will be noisy`,
   );
 
-const needsFleet = ["1", "3", "5"].some(wanted);
+const needsFleet = ["1", "3", "5", "8"].some(wanted);
 const fleet = needsFleet
   ? await startFleet([
       "legacy-sse-2024-11-05",
@@ -150,6 +154,9 @@ try {
         ceilingBytes: 1024 * 1024,
       })),
     );
+  });
+  await section("8", "what tracing costs a stdio call", async () => {
+    rows.push(...(await tracingSection(fleet!, config.tracing)));
   });
 } finally {
   await fleet?.close();
