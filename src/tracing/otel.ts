@@ -195,7 +195,7 @@ class OtelTracing implements ConnectionTracing {
     const started = performance.now();
     let measured = kind.measured;
     try {
-      const reply = await send(this.#carry(api.trace.setSpan(parent, span), span, params));
+      const reply = await send(this.#carry(parent, span, params));
       if (method === "tools/call" && reply.result.isError === true) {
         // The tool ran and said it failed: the conventions' `tool_error`.
         measured = { ...measured, "error.type": "tool_error" };
@@ -251,13 +251,14 @@ class OtelTracing implements ConnectionTracing {
    * `tracestate`, unprefixed), after whatever the application's propagators add (baggage, say).
    * A span that is not sampled-in anywhere (a no-op provider) adds nothing.
    */
-  #carry(context: Context, span: Span, params: JsonObject | undefined): JsonObject | undefined {
+  #carry(parent: Context, span: Span, params: JsonObject | undefined): JsonObject | undefined {
     const api = this.#api;
     const sc = span.spanContext();
     if (!api.isSpanContextValid(sc)) return params;
     const own = params?._meta;
     const meta: JsonObject = typeof own === "object" && own !== null && !Array.isArray(own) ? { ...own } : {};
-    api.propagation.inject(context, meta);
+    // The application's propagators, when it registered any (the no-op one has no fields).
+    if (api.propagation.fields().length > 0) api.propagation.inject(api.trace.setSpan(parent, span), meta);
     meta.traceparent = `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, "0")}`;
     const state = sc.traceState?.serialize();
     if (state) meta.tracestate = state;

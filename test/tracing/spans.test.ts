@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { propagation, type TextMapPropagator } from "@opentelemetry/api";
 import { DataPointType } from "@opentelemetry/sdk-metrics";
 import type { Client } from "../../src/index.ts";
 import { connect, TetherError } from "../../src/index.ts";
@@ -170,6 +171,28 @@ test("mcp.client.operation.duration is a histogram in seconds, per method and ou
   for (const p of metric.dataPoints) {
     assert.equal(p.attributes["jsonrpc.request.id"], undefined, "no per-request attribute on the metric");
     assert.ok(p.value.sum >= 0 && p.value.sum < 60, `a duration in seconds: ${p.value.sum}`);
+  }
+});
+
+test("the application's registered propagators add their fields to _meta beside the trace context", async () => {
+  const rec = recorder();
+  const baggage: TextMapPropagator = {
+    inject: (_context, carrier, setter) => setter.set(carrier, "baggage", "tenant=blue"),
+    extract: (context) => context,
+    fields: () => ["baggage"],
+  };
+  propagation.setGlobalPropagator(baggage);
+  try {
+    const client = await connect(stdio({ tracing: rec.options }));
+    try {
+      const [seen] = await received(client);
+      assert.equal(seen?.meta?.baggage, "tenant=blue");
+      assert.match(String(seen?.meta?.traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    propagation.disable();
   }
 });
 
