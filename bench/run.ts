@@ -48,7 +48,7 @@ const config = {
   autoDetect: quick ? { runs: 5, warmup: 1 } : { runs: 60, warmup: 3 },
   tracing: quick
     ? { runs: 2, warmup: 1, calls: 100, warmupCalls: 20 }
-    : { runs: 15, warmup: 2, calls: 500, warmupCalls: 50 },
+    : { runs: 15, warmup: 2, calls: 1000, warmupCalls: 100 },
 };
 
 /** The commit measured, and whether src/ had uncommitted changes (the figures are of the tree as it was). */
