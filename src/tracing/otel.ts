@@ -249,7 +249,8 @@ class OtelTracing implements ConnectionTracing {
   /**
    * The request's params with the span's W3C trace context in `_meta` (SEP-414: `traceparent`,
    * `tracestate`, unprefixed), after whatever the application's propagators add (baggage, say).
-   * A span that is not sampled-in anywhere (a no-op provider) adds nothing.
+   * A span without a valid context (no provider registered, none passed) adds nothing; one that
+   * was sampled out still carries its context, flags `00`, as W3C Trace Context says.
    */
   #carry(parent: Context, span: Span, params: JsonObject | undefined): JsonObject | undefined {
     const api = this.#api;
