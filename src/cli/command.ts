@@ -9,15 +9,25 @@ import { LOGGING_LEVELS, type LoggingLevel } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
+import type { TetherError } from "../errors/tether-error.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
+import type { ErrorHelp } from "./error-line.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
 import { type Style, styleFor } from "./render.ts";
 import { isSessionTarget } from "./session-target.ts";
 import { StageLine } from "./stage-line.ts";
+
+/** The reasons of a `config` error about a tool's arguments, after which its schema helps. */
+const ARGUMENT_REASONS: ReadonlySet<string> = new Set([
+  "unknown_argument",
+  "invalid_argument",
+  "missing_argument",
+  "invalid_args",
+]);
 
 export interface Command {
   name: string;
@@ -55,7 +65,14 @@ export interface Context {
   /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
   jsonOut(doc: unknown): string;
   /** The error for a person on a terminal (without --json), else the one JSON record. */
-  writeError(record: Record<string, unknown>): void;
+  writeError(record: Record<string, unknown>, help?: Omit<ErrorHelp, "command">): void;
+  /**
+   * The command that shows the schema of the tool this command named (`tether tool <target>
+   * <name>`), once it named one: the hint after an argument error or a tool error.
+   */
+  schemaCommand: string | undefined;
+  /** A hint for this error that fits better than its code's, if the command knows one. */
+  hintFor(error: TetherError): string | undefined;
   /** Options for `target`, secrets learned, with the run's events and signal. */
   connection(
     target: string | undefined,
@@ -75,7 +92,7 @@ export interface RunParts {
   io: Io;
   redactor: Redactor;
   jsonOut: (doc: unknown) => string;
-  writeError: (record: Record<string, unknown>) => void;
+  writeError: (record: Record<string, unknown>, help?: Omit<ErrorHelp, "command">) => void;
   closing: Promise<void>[];
   onStageLine: (line: StageLine | undefined) => void;
   commands: readonly string[];
@@ -112,6 +129,11 @@ export function context(parts: RunParts): Context {
     spawned: undefined,
     jsonOut: parts.jsonOut,
     writeError: parts.writeError,
+    schemaCommand: undefined,
+    hintFor: (error) =>
+      ctx.schemaCommand !== undefined && ARGUMENT_REASONS.has(error.reason)
+        ? `${ctx.schemaCommand} shows the tool's arguments`
+        : undefined,
     connection: async (t, i = inv) => {
       const { options, secrets } = await connectOptions(i, t, io);
       return {
