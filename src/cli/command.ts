@@ -67,12 +67,18 @@ export interface Context {
   /** The error for a person on a terminal (without --json), else the one JSON record. */
   writeError(record: Record<string, unknown>, help?: Omit<ErrorHelp, "command">): void;
   /**
-   * The command that shows the schema of the tool this command named (`tether tool <target>
-   * <name>`), once it named one: the hint after an argument error or a tool error.
+   * What shows the arguments of the tool (or prompt) this command named, once it named one
+   * (`tether tool <target> <name> shows its schema`): the hint after an argument error.
    */
-  schemaCommand: string | undefined;
+  argumentHint: string | undefined;
   /** A hint for this error that fits better than its code's, if the command knows one. */
   hintFor(error: TetherError): string | undefined;
+  /**
+   * Another command on this run's target, as the user would type it (`tether tool my-server
+   * echo`, or with a stdio server `tether tool echo -- node server.js`), configured secrets
+   * redacted: for hints and examples.
+   */
+  commandFor(command: string, words: readonly string[]): string;
   /** Options for `target`, secrets learned, with the run's events and signal. */
   connection(
     target: string | undefined,
@@ -129,11 +135,16 @@ export function context(parts: RunParts): Context {
     spawned: undefined,
     jsonOut: parts.jsonOut,
     writeError: parts.writeError,
-    schemaCommand: undefined,
+    argumentHint: undefined,
+    commandFor: (command, words) => {
+      const quoted = (w: string) => shellWord(redactor.redactSecrets(w));
+      const config = inv.values.config === undefined ? [] : ["--config", inv.values.config];
+      const head = [command, ...(target === undefined ? [] : [target]), ...words, ...config];
+      const tail = inv.stdio ? ["--", ...inv.stdio] : [];
+      return ["tether", ...head, ...tail].map((w, i) => (i === 0 ? w : quoted(w))).join(" ");
+    },
     hintFor: (error) =>
-      ctx.schemaCommand !== undefined && ARGUMENT_REASONS.has(error.reason)
-        ? `${ctx.schemaCommand} shows the tool's arguments`
-        : undefined,
+      error.code === "config" && ARGUMENT_REASONS.has(error.reason) ? ctx.argumentHint : undefined,
     connection: async (t, i = inv) => {
       const { options, secrets } = await connectOptions(i, t, io);
       return {
@@ -224,4 +235,9 @@ export function writeOutput(path: string, bytes: Uint8Array, io: Io): void {
   } catch (cause) {
     throw configError("output_unwritable", "the --output file could not be written", cause);
   }
+}
+
+/** A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
