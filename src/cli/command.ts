@@ -11,9 +11,11 @@ import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { TetherError } from "../errors/tether-error.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
+import { LIMITS } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
+import { urlElicitationsOf } from "./elicit.ts";
 import type { ErrorHelp } from "./error-line.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
@@ -161,10 +163,29 @@ export function context(parts: RunParts): Context {
         signal: io.signal,
       } satisfies ConnectOptions;
     },
-    open: (options, fn) =>
-      withClient(
+    open: (options, fn) => {
+      // URL elicitations the person agreed to open are waited for after the result is out: the
+      // server's completion notification, within the call budget (see elicit.ts).
+      const waits = urlElicitationsOf(options.handlers?.elicitation);
+      let unwatch: (() => void) | undefined;
+      const afterwards = waits
+        ? async () => {
+            // The result goes out first: main flushes it in this turn, before it awaits the closes.
+            await new Promise((resolve) => setImmediate(resolve));
+            await waits.settle(
+              options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default,
+              io.signal,
+            );
+            unwatch?.();
+          }
+        : undefined;
+      return withClient(
         options,
         async (c) => {
+          if (waits)
+            unwatch = c.onNotification("notifications/elicitation/complete", (n) =>
+              waits.complete(n.params?.elicitationId),
+            );
           if (logLevel === undefined || inv.command === "watch") return fn(c);
           const stop = c.onLogMessage((m) => {
             const text = typeof m.data === "string" ? m.data : JSON.stringify(m.data);
@@ -185,7 +206,9 @@ export function context(parts: RunParts): Context {
         closing,
         target,
         io.env,
-      ),
+        afterwards,
+      );
+    },
   };
   return ctx;
 }
@@ -201,6 +224,8 @@ async function withClient<T>(
   closing: Promise<void>[],
   target?: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** After a success, before the close: the connection stays up while it runs. Never rejects. */
+  afterwards?: () => Promise<void>,
 ): Promise<T> {
   // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
   const client = isSessionTarget(target)
@@ -213,7 +238,7 @@ async function withClient<T>(
     await client.close();
     throw error;
   }
-  closing.push(client.close());
+  closing.push(afterwards ? afterwards().then(() => client.close()) : client.close());
   return result;
 }
 
