@@ -9,32 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { CLI_BIN, errorRecord, runCli } from "../helpers/cli.ts";
+import { CLI_BIN, errorRecord, hasScript, inTerminal, runCli } from "../helpers/cli.ts";
 
 const SERVER = fileURLToPath(new URL("../fixtures/schemas/server.mjs", import.meta.url));
 const STDIO = ["--", process.execPath, SERVER];
 const dir = mkdtempSync(join(tmpdir(), "tether-schemas-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-const hasScript = (() => {
-  try {
-    execFileSync("script", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-/** The CLI on a pseudo-terminal; the transcript, CRs and the stage line's erasures dropped. */
-function inTerminal(args: string[]): string {
-  const quoted = [process.execPath, CLI_BIN, ...args].map((a) => JSON.stringify(a)).join(" ");
-  const out = execFileSync("script", ["-qfc", `env NO_COLOR=1 ${quoted}; echo "exit=$?"`, "/dev/null"], {
-    encoding: "utf8",
-    timeout: 20_000,
-  });
-  const erase = new RegExp(`${String.fromCharCode(27)}\\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connecting: [^…]*…)?`, "g");
-  return out.replace(/\r/g, "").replace(erase, "");
-}
 
 test("K1: the tools table shows array item types and the annotations each tool declares", async () => {
   const run = await runCli(["tools", ...STDIO]);

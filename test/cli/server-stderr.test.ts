@@ -2,7 +2,6 @@
 // on the terminal line and in the JSON record (one bounded field, `stderrTail`), and in the
 // library's error; and it is started once, not again for another era.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +9,7 @@ import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { connect } from "../../src/connect/connect.ts";
 import { TetherError } from "../../src/errors/tether-error.ts";
-import { CLI_BIN, errorRecord, runCli } from "../helpers/cli.ts";
+import { errorRecord, hasScript, inTerminal, runCli } from "../helpers/cli.ts";
 
 const SERVER = fileURLToPath(new URL("../fixtures/dies-at-start/server.mjs", import.meta.url));
 const CANARY = "canary-0f5e-secret-9d2c";
@@ -23,26 +22,6 @@ function startsFile(): string {
   return join(dir, `starts-${++runs}`);
 }
 const starts = (file: string) => readFileSync(file, "utf8").trim().split("\n").length;
-
-const hasScript = (() => {
-  try {
-    execFileSync("script", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-/** The CLI on a pseudo-terminal; the transcript, CRs and the stage line's erasures dropped. */
-function inTerminal(args: string[]): string {
-  const quoted = [process.execPath, CLI_BIN, ...args].map((a) => JSON.stringify(a)).join(" ");
-  const out = execFileSync("script", ["-qfc", `env NO_COLOR=1 ${quoted}; echo "exit=$?"`, "/dev/null"], {
-    encoding: "utf8",
-    timeout: 20_000,
-  });
-  const erase = new RegExp(`${String.fromCharCode(27)}\\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connecting: [^…]*…)?`, "g");
-  return out.replace(/\r/g, "").replace(erase, "");
-}
 
 const ESC = String.fromCharCode(27);
 

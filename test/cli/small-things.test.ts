@@ -3,13 +3,12 @@
 // opens it only when the person agrees, and waits for the server's completion notification within
 // the call budget; off a terminal it is declined.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { CLI_BIN, runCli } from "../helpers/cli.ts";
+import { hasScript, inTerminal, runCli } from "../helpers/cli.ts";
 
 const fixture = (path: string) => fileURLToPath(new URL(`../fixtures/${path}`, import.meta.url));
 const EVERYTHING = fileURLToPath(new URL("../../node_modules/.bin/mcp-server-everything", import.meta.url));
@@ -19,32 +18,6 @@ const dir = mkdtempSync(join(tmpdir(), "tether-small-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const freshFile = () => join(dir, `opened-${++files}`);
-
-const hasScript = (() => {
-  try {
-    execFileSync("script", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-/** The CLI on a pseudo-terminal, `input` typed; the transcript, CRs and the stage line's erasures dropped. */
-function inTerminal(args: string[], env: Record<string, string> = {}, input = ""): string {
-  const vars = Object.entries({ NO_COLOR: "1", ...env }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-  const quoted = [process.execPath, CLI_BIN, ...args].map((a) => JSON.stringify(a)).join(" ");
-  const out = execFileSync(
-    "script",
-    ["-qfc", `stty cols 200 2>/dev/null; env ${vars.join(" ")} ${quoted}; echo "exit=$?"`, "/dev/null"],
-    {
-      encoding: "utf8",
-      timeout: 30_000,
-      input,
-    },
-  );
-  const erase = new RegExp(`${String.fromCharCode(27)}\\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connecting: [^…]*…)?`, "g");
-  return out.replace(/\r/g, "").replace(erase, "");
-}
 
 test("K1: on a terminal a blob read is named with its MIME type and decoded size, never its base64", {
   skip: (!hasScript && "no script(1)") || (!existsSync(EVERYTHING) && "no server-everything"),
@@ -78,8 +51,7 @@ test("K1: URL elicitation on a terminal: the URL and its host are shown, opened 
   const opened = freshFile();
   const out = inTerminal(
     ["call", "connect", "--call-timeout", "10000", "-e", `TETHER_OPENED_FILE=${opened}`, ...URL_SERVER],
-    { TETHER_BROWSER: BROWSER, TETHER_OPENED_FILE: opened },
-    "y\n",
+    { env: { TETHER_BROWSER: BROWSER, TETHER_OPENED_FILE: opened }, input: "y\n" },
   );
   assert.match(
     out,
@@ -101,11 +73,10 @@ test("K1: URL elicitation on a terminal: anything but yes declines, and nothing 
   skip: !hasScript && "no script(1)",
 }, () => {
   const opened = freshFile();
-  const out = inTerminal(
-    ["call", "connect", ...URL_SERVER],
-    { TETHER_BROWSER: BROWSER, TETHER_OPENED_FILE: opened },
-    "n\n",
-  );
+  const out = inTerminal(["call", "connect", ...URL_SERVER], {
+    env: { TETHER_BROWSER: BROWSER, TETHER_OPENED_FILE: opened },
+    input: "n\n",
+  });
   assert.match(out, /action decline\n/);
   assert.equal(existsSync(opened), false);
 });
@@ -115,11 +86,10 @@ test("K1: a URL elicitation the server never reports complete is waited for with
 }, () => {
   const opened = freshFile();
   const started = performance.now();
-  const run = inTerminal(
-    ["call", "connect-never", "--call-timeout", "1500", ...URL_SERVER],
-    { TETHER_BROWSER: BROWSER, TETHER_OPENED_FILE: opened },
-    "y\n",
-  );
+  const run = inTerminal(["call", "connect-never", "--call-timeout", "1500", ...URL_SERVER], {
+    env: { TETHER_BROWSER: BROWSER, TETHER_OPENED_FILE: opened },
+    input: "y\n",
+  });
   assert.match(run, /action accept\nWaiting for the server to report the step in the browser complete…\n/);
   assert.match(run, /The server did not report it complete within the 1500 ms call budget\.\nexit=0\n$/);
   assert.ok(performance.now() - started < 25_000);
