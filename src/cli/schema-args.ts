@@ -112,19 +112,27 @@ function objectLabel(schema: Schema): string {
   return names.length === 1 ? `{${names[0]}}` : `{${names[0]}, …}`;
 }
 
+/** The item the user named, or a `config` error suggesting the closest names (never another item). */
+function findNamed<T extends { name: string }>(
+  kind: "tool" | "prompt",
+  name: string,
+  items: readonly T[],
+): T {
+  const item = items.find((t) => t.name === name);
+  if (item) return item;
+  const near = didYouMean(
+    name,
+    items.map((t) => t.name),
+  );
+  throw configError(
+    `unknown_${kind}`,
+    `the server has no ${kind} named ${JSON.stringify(name)}${near || ` (see tether ${kind}s)`}`,
+  );
+}
+
 /** The tool the user named, or a `config` error suggesting the closest names (never another tool). */
 export function findTool(name: string, tools: readonly Tool[]): Tool {
-  const tool = tools.find((t) => t.name === name);
-  if (tool) return tool;
-  throw configError(
-    "unknown_tool",
-    `the server has no tool named ${JSON.stringify(name)}${
-      didYouMean(
-        name,
-        tools.map((t) => t.name),
-      ) || " (see tether tools)"
-    }`,
-  );
+  return findNamed("tool", name, tools);
 }
 
 /**
@@ -191,17 +199,7 @@ export function fitArguments(tool: Tool, given: GivenArgs): JsonObject {
 
 /** The prompt the user named, or a `config` error suggesting the closest names (never another prompt). */
 export function findPrompt(name: string, prompts: readonly Prompt[]): Prompt {
-  const prompt = prompts.find((p) => p.name === name);
-  if (prompt) return prompt;
-  throw configError(
-    "unknown_prompt",
-    `the server has no prompt named ${JSON.stringify(name)}${
-      didYouMean(
-        name,
-        prompts.map((p) => p.name),
-      ) || " (see tether prompts)"
-    }`,
-  );
+  return findNamed("prompt", name, prompts);
 }
 
 /**
