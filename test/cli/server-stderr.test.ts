@@ -2,7 +2,7 @@
 // on the terminal line and in the JSON record (one bounded field, `stderrTail`), and in the
 // library's error; and it is started once, not again for another era.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -114,4 +114,19 @@ test("N6 (control): a server that exits with status 0 before answering is legacy
   assert.equal(run.code, 3);
   assert.equal(starts(file), 2, "the probed process, then one fresh process for initialize");
   assert.match(String(errorRecord(run).stderrTail), /line 50/, "the fresh one's words");
+});
+
+const EVERYTHING = fileURLToPath(new URL("../../node_modules/.bin/mcp-server-everything", import.meta.url));
+
+test("K1: server-everything given a bogus transport says why, once: its usage text in the record, not twice on stderr", {
+  skip: !existsSync(EVERYTHING) && "no server-everything",
+}, async () => {
+  const run = await runCli(["tools", "--", EVERYTHING, "bogus"]);
+  assert.equal(run.code, 3);
+  const record = errorRecord(run);
+  assert.match(String(record.message), /^the server exited with status \d+ before it answered$/);
+  assert.match(String(record.stderrTail), /Unknown transport: bogus/);
+  const passed = await runCli(["tools", "--server-stderr", "--", EVERYTHING, "bogus"]);
+  assert.equal(passed.code, 3);
+  assert.equal(passed.stderr.split("Unknown transport: bogus").length - 1, 1, "started once");
 });
