@@ -35,3 +35,16 @@ test("S4: a ring that dropped its start drops the cut-off line, so a secret spli
   whole.push(Buffer.from(`key ${secret} end\n\u001b[2Jdone\n`));
   assert.equal(stderrTail(whole, new Redactor([secret])), "key [redacted] end\n\\x1b[2Jdone");
 });
+
+test("X2: stack frames are left out, each run as one line; the error line above them stays", () => {
+  const ring = new ByteRing();
+  ring.push(
+    Buffer.from(
+      'Error: boom\n    at f (/srv/a.js:1:2)\n    at g (/srv/b.js:3:4)\nTraceback (most recent call last):\n  File "/srv/c.py", line 3, in <module>\nValueError: bad\n',
+    ),
+  );
+  assert.equal(
+    stderrTail(ring, new Redactor()),
+    "Error: boom\n[stack frames left out]\nTraceback (most recent call last):\n[stack frames left out]\nValueError: bad",
+  );
+});

@@ -76,21 +76,38 @@ export function lastLines(lines: readonly string[], fragment = false): string | 
 }
 
 /**
- * The tail of what a ring holds: decoded as UTF-8, each line redacted (every configured secret,
- * URLs, credentials: the rules for messages) and sanitized for a terminal, then bounded.
- * Undefined when the server wrote nothing worth showing.
+ * A frame of a stack trace: `    at f (/srv/app.js:3:9)` (JavaScript, Java, .NET) or
+ * `  File "/srv/app.py", line 3, in f` (Python). Records carry no stack traces: the error line
+ * above the frames says what went wrong, the frames only where.
+ */
+const STACK_FRAME = /^\s+at\s+\S|^\s*File "[^"]*", line \d+/;
+export const FRAMES_LEFT_OUT = "[stack frames left out]";
+
+/** The lines with each run of stack frames replaced by one FRAMES_LEFT_OUT line. */
+function withoutFrames(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    if (!STACK_FRAME.test(line)) out.push(line);
+    else if (out.at(-1) !== FRAMES_LEFT_OUT) out.push(FRAMES_LEFT_OUT);
+  }
+  return out;
+}
+
+/**
+ * The tail of what a ring holds: decoded as UTF-8, stack frames left out, each line redacted
+ * (every configured secret, URLs, credentials: the rules for messages) and sanitized for a
+ * terminal, then bounded. Undefined when the server wrote nothing worth showing.
  */
 export function stderrTail(ring: ByteRing, redactor: Redactor): string | undefined {
   const { bytes, cut } = ring.contents();
   if (bytes.length === 0) return undefined;
-  const lines = bytes
-    .toString("utf8")
-    .split(/\r?\n/)
-    .map((line) => terminalLine(redactor.scrub(line)));
-  return lastLines(lines, cut);
+  const lines = bytes.toString("utf8").split(/\r?\n/);
+  // A cut-off first line is dropped before frames are judged: it is only a fragment.
+  const whole = cut ? lines.slice(1) : lines;
+  return lastLines(withoutFrames(whole).map((line) => terminalLine(redactor.scrub(line))));
 }
 
 /** A tail scrubbed once more by a holder that knows more secrets, still within its bounds. */
 export function rescrubTail(tail: string, redactor: Redactor): string | undefined {
-  return lastLines(tail.split("\n").map((line) => terminalLine(redactor.scrub(line))));
+  return lastLines(withoutFrames(tail.split("\n")).map((line) => terminalLine(redactor.scrub(line))));
 }

@@ -38,10 +38,12 @@ test("K1/S1/S4: off a terminal the record carries the server's last stderr lines
   assert.ok(lines.length <= 20, `at most 20 lines, got ${lines.length}`);
   assert.ok(Buffer.byteLength(tail) <= 2048, "at most 2 KiB");
   assert.match(lines.at(-1)!, /line 50 of its start-up log$/, "the last line is the server's last");
-  assert.doesNotMatch(tail, /line 30 /, "only the end is kept");
+  assert.doesNotMatch(tail, /line 29 /, "only the end is kept");
   assert.match(tail, /line 44 connecting with key \[redacted\] failed/);
   assert.ok(!run.stderr.includes(CANARY), "the -e secret is redacted");
   assert.match(tail, /line 48 see \[url\]/, "URLs go, as in every message");
+  assert.match(tail, /\nError: dies-at-start failed to read its config\n\[stack frames left out\]\n/);
+  assert.doesNotMatch(tail, /config\.js|index\.js/, "no stack frame");
   assert.match(tail, /line 46 \\x1b\]0;owned title\\x07\\x1b\[31mred\\x1b\[0m \\x9b2J bell\\x07/);
   assert.ok(!tail.includes(ESC) && !tail.includes("\u009b") && !tail.includes("\u0007"), "no raw control");
   assert.ok(Buffer.byteLength(run.stderr) <= 4096, `the record stays within 4 KiB (${run.stderr.length})`);
