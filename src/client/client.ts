@@ -6,6 +6,7 @@ import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { Session } from "../jsonrpc/session.ts";
 import type { OutputValidator } from "../options/output-validator.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
+import { declaredExtensions, type Extensions } from "../protocol/extensions.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import type {
   CallOptions,
@@ -13,9 +14,11 @@ import type {
   CompletionArgument,
   CompletionContext,
   ListKind,
+  LoadSkillOptions,
   OperationOptions,
   TaskCallOptions,
   TaskRunOptions,
+  ToolArguments,
 } from "./api.ts";
 import type { Established } from "./established.ts";
 import { type ListBounds, listAll, listPage, PROMPTS, RESOURCES, TEMPLATES } from "./listing.ts";
@@ -30,6 +33,7 @@ import type {
   CompletionRef,
   CreateTaskResult,
   GetPromptResult,
+  LoadedSkill,
   LoggingLevel,
   LoggingMessage,
   Page,
@@ -38,11 +42,13 @@ import type {
   Resource,
   ResourceTemplate,
   ResourceUpdate,
+  Skill,
   Task,
   Tool,
 } from "./results.ts";
 import { LOGGING_LEVELS } from "./results.ts";
 import { completeResult, getPromptResult, isLoggingLevel, readResourceResult } from "./shapes.ts";
+import { loadSkill, requireSkills, SKILLS, skillOf } from "./skills.ts";
 import { Subscriptions } from "./subscriptions.ts";
 import { Tasks } from "./tasks.ts";
 import { ToolCalls } from "./tool-calls.ts";
@@ -72,6 +78,7 @@ export class ConnectedClient implements Client {
   readonly transportMode: TransportMode;
   readonly serverInfo: { name?: string; version?: string } | undefined;
   readonly serverCapabilities: JsonObject;
+  readonly serverExtensions: Extensions;
   readonly instructions: string | undefined;
   readonly stages: Established["stages"];
   readonly eraHint: Established["eraHint"];
@@ -93,6 +100,7 @@ export class ConnectedClient implements Client {
     this.transportMode = established.mode;
     this.serverInfo = established.serverInfo;
     this.serverCapabilities = established.capabilities;
+    this.serverExtensions = declaredExtensions(established.capabilities);
     this.instructions = established.instructions;
     this.stages = established.stages;
     this.eraHint = established.eraHint;
@@ -183,19 +191,23 @@ export class ConnectedClient implements Client {
 
   callTool(
     name: string,
-    args: JsonObject,
+    args: ToolArguments,
     options: TaskCallOptions,
   ): Promise<CallToolResult | CreateTaskResult>;
-  callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
+  callTool(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult>;
   callTool(
     name: string,
-    args: JsonObject = {},
+    args: ToolArguments = {},
     options: CallOptions & { task?: TaskCallOptions["task"] } = {},
   ): Promise<CallToolResult | CreateTaskResult> {
     return this.#tools.callTool(name, args, options);
   }
 
-  callToolAsTask(name: string, args: JsonObject = {}, options: TaskRunOptions = {}): Promise<CallToolResult> {
+  callToolAsTask(
+    name: string,
+    args: ToolArguments = {},
+    options: TaskRunOptions = {},
+  ): Promise<CallToolResult> {
     return this.#tools.callToolAsTask(name, args, options);
   }
 
@@ -257,6 +269,25 @@ export class ConnectedClient implements Client {
   }
 
   // ---- prompts, completion, logging ----
+
+  async listSkills(options: OperationOptions = {}): Promise<Skill[]> {
+    requireSkills(this.serverExtensions);
+    return listAll(this.#path, SKILLS, this.#listBounds, options);
+  }
+
+  async listSkillsPage(cursor?: string, options: OperationOptions = {}): Promise<Page<Skill>> {
+    requireSkills(this.serverExtensions);
+    return listPage(this.#path, SKILLS, cursor, this.#redactor, options);
+  }
+
+  async getSkill(uri: string, options: OperationOptions = {}): Promise<Skill> {
+    requireSkills(this.serverExtensions);
+    return skillOf(await this.#path.operation("skills/get", { uri: checkUri(uri) }, CALL_ROUTE, options));
+  }
+
+  loadSkill(nameOrUri: string, options: LoadSkillOptions = {}): Promise<LoadedSkill> {
+    return loadSkill(this, nameOrUri, options);
+  }
 
   async listPrompts(options: OperationOptions = {}): Promise<Prompt[]> {
     return listAll(this.#path, PROMPTS, this.#listBounds, options);

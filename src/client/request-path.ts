@@ -10,6 +10,7 @@ import { CallClock } from "../lifecycle/call-clock.ts";
 import { Slots } from "../lifecycle/slots.ts";
 import { LIMITS, limit } from "../options/limits.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
+import { type Extensions, TASKS_EXTENSION, withExtensions } from "../protocol/extensions.ts";
 import { type HeaderParam, modernHeaders, withModernMeta } from "../protocol/modern-headers.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
 import type { CallOptions } from "./api.ts";
@@ -21,7 +22,7 @@ import { isObject } from "./shapes.ts";
 const MRTR_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
 
 /** The 2026-07-28 tasks extension, declared in the capabilities of a request that accepts a task. */
-const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+const TASKS: Extensions = { [TASKS_EXTENSION]: {} };
 
 /** Where 2026-07-28 carries the log level, on every request (it has no `logging/setLevel`). */
 const LOG_LEVEL_META = "io.modelcontextprotocol/logLevel";
@@ -317,8 +318,7 @@ export class RequestPath {
   }
 }
 
-/** The caller's capabilities plus the 2026-07-28 tasks extension. */
+/** The caller's capabilities plus the 2026-07-28 tasks extension, declared like any other. */
 function withTasksExtension(capabilities: JsonObject): JsonObject {
-  const extensions = isObject(capabilities.extensions) ? capabilities.extensions : {};
-  return { ...capabilities, extensions: { ...extensions, [TASKS_EXTENSION]: {} } };
+  return withExtensions(capabilities, TASKS);
 }

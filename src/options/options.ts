@@ -1,4 +1,5 @@
 import type { JsonWebKey } from "node:crypto";
+import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { EraHintStore } from "../protocol/era-hints.ts";
 import type { Deps } from "./deps.ts";
@@ -211,6 +212,14 @@ export interface ConnectSettings {
    * would only confirm it (default: in memory for this process; `false`: never remembered).
    */
   eraHints?: EraHintStore | false;
+  /**
+   * Client extensions to declare (SEP-2133): extension id (`vendor-prefix/name`, e.g.
+   * `io.modelcontextprotocol/ui`) to its settings object (`{}` when it has none). Sent as
+   * `capabilities.extensions` in `initialize` (2024-11-05 to 2025-11-25) and in every request's
+   * client capabilities (2026-07-28), so servers offer what depends on them. What the server
+   * declared is `client.serverExtensions`.
+   */
+  extensions?: Readonly<Record<string, JsonObject>>;
   /** Sent to the server as our identity. */
   clientInfo?: { name: string; version: string };
   /**

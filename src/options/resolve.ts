@@ -5,6 +5,7 @@ import type { JsonObject } from "../jsonrpc/messages.ts";
 import { type Clock, realClock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import { type EraHintStore, processEraHints } from "../protocol/era-hints.ts";
+import { type Extensions, extensionsProblem, withExtensions } from "../protocol/extensions.ts";
 import type { VersionPolicy } from "../protocol/version-policy.ts";
 import {
   isKnownVersion,
@@ -64,8 +65,13 @@ export interface ResolvedOptions {
   clientInfo: { name: string; version: string };
   eraHints: EraHintStore | undefined;
   handlers: ClientHandlers | undefined;
-  /** The client capabilities the handlers amount to, declared on every handshake and modern request. */
+  /**
+   * The client capabilities the handlers and the declared extensions amount to, sent on every
+   * handshake and modern request.
+   */
   capabilities: JsonObject;
+  /** The extensions the caller declared (SEP-2133), validated. */
+  extensions: Extensions;
   recovery: Required<Pick<RecoveryPolicy, "maxAttempts" | "backoffMs">> &
     Pick<RecoveryPolicy, "shouldRetry" | "isSecurityError">;
   transientRetries: number;
@@ -286,6 +292,9 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     ...extraSecrets(o.secrets),
   ];
   const clientInfo = o.clientInfo ?? CLIENT_INFO;
+  const extensionProblem = extensionsProblem(o.extensions);
+  if (extensionProblem) throw configError("invalid_option", extensionProblem);
+  const extensions: Extensions = o.extensions ? structuredClone(o.extensions) : {};
   const auth = resolveAuth(
     o.auth,
     { ...t, urlCredentials: o.url !== undefined && hasUrlCredentials(o.url) },
@@ -314,7 +323,8 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
         ? 0
         : small("transientRetry.maxRetries", o.transientRetry?.maxRetries, 1, 10),
     handlers: handlers(o.handlers),
-    capabilities: capabilitiesOf(o.handlers),
+    capabilities: withExtensions(capabilitiesOf(o.handlers), extensions),
+    extensions,
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
     auth: t.kind === "http" ? auth : undefined,
     secrets,
