@@ -2,7 +2,7 @@
 // on the terminal line and in the JSON record (one bounded field, `stderrTail`), and in the
 // library's error; and it is started once, not again for another era.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -131,4 +131,19 @@ test("K1: server-everything given a bogus transport says why, once: its usage te
   const passed = await runCli(["tools", "--server-stderr", "--", EVERYTHING, "bogus"]);
   assert.equal(passed.code, 3);
   assert.equal(passed.stderr.split("Unknown transport: bogus").length - 1, 1, "started once");
+});
+
+test("N7: a server remembered as legacy that now dies while starting is started once: its death disproves nothing", async () => {
+  const file = startsFile();
+  const broken = join(dir, `broken-${runs}`);
+  const env = { TETHER_CACHE_DIR: join(dir, `cache-${runs}`) };
+  const args = ["tools", "-e", `TETHER_DIE_IF=${broken}`, "--", process.execPath, SERVER, file];
+  const working = await runCli(args, { env });
+  assert.equal(working.code, 0, working.stderr);
+  assert.equal(starts(file), 1);
+  writeFileSync(broken, "");
+  const run = await runCli(args, { env });
+  assert.equal(run.code, 3);
+  assert.equal(errorRecord(run).message, "the server exited with status 3 before it answered");
+  assert.equal(starts(file), 2, "one more start: the remembered era is not dropped to start it again");
 });
