@@ -112,27 +112,19 @@ function objectLabel(schema: Schema): string {
   return names.length === 1 ? `{${names[0]}}` : `{${names[0]}, …}`;
 }
 
-/** The item the user named, or a `config` error suggesting the closest names (never another item). */
-function findNamed<T extends { name: string }>(
-  kind: "tool" | "prompt",
-  name: string,
-  items: readonly T[],
-): T {
-  const item = items.find((t) => t.name === name);
-  if (item) return item;
-  const near = didYouMean(
-    name,
-    items.map((t) => t.name),
-  );
-  throw configError(
-    `unknown_${kind}`,
-    `the server has no ${kind} named ${JSON.stringify(name)}${near || ` (see tether ${kind}s)`}`,
-  );
-}
-
 /** The tool the user named, or a `config` error suggesting the closest names (never another tool). */
 export function findTool(name: string, tools: readonly Tool[]): Tool {
-  return findNamed("tool", name, tools);
+  const tool = tools.find((t) => t.name === name);
+  if (tool) return tool;
+  throw configError(
+    "unknown_tool",
+    `the server has no tool named ${JSON.stringify(name)}${
+      didYouMean(
+        name,
+        tools.map((t) => t.name),
+      ) || " (see tether tools)"
+    }`,
+  );
 }
 
 /**
@@ -195,11 +187,6 @@ export function fitArguments(tool: Tool, given: GivenArgs): JsonObject {
       `${tool.name} needs ${missing.join(", ")} (required: ${required.join(", ")})`,
     );
   return out;
-}
-
-/** The prompt the user named, or a `config` error suggesting the closest names (never another prompt). */
-export function findPrompt(name: string, prompts: readonly Prompt[]): Prompt {
-  return findNamed("prompt", name, prompts);
 }
 
 /**

@@ -105,7 +105,6 @@ test("K1: prompt checks its arguments against the declared ones before prompts/g
       /greet has no argument "nme" \(did you mean name\?\); its arguments: name, style/,
     ],
     [["greet", "style=warm"], "missing_argument", /greet needs name \(required: name\)/],
-    [["gret", "name=Ada"], "unknown_prompt", /no prompt named "gret" \(did you mean greet\?\)/],
   ];
   for (const [args, reason, message] of cases) {
     const run = await runCli(["prompt", ...args, ...env, ...STDIO]);

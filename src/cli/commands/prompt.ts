@@ -5,14 +5,14 @@ import { parseToolArgs } from "../args.ts";
 import { type Command, stdinArgs } from "../command.ts";
 import { OPERATION } from "../flag-table.ts";
 import { renderText } from "../render.ts";
-import { checkPromptArguments, findPrompt } from "../schema-args.ts";
+import { checkPromptArguments } from "../schema-args.ts";
 
 export const command: Command = {
   name: "prompt",
   usage: "tether prompt <target> <name> [ARGS] [options]",
   summary: `Gets one prompt with its arguments and prints its messages. The arguments are checked against
-the ones the prompt declares first (one prompts/list): an unknown prompt or argument name, or a
-missing required one, is refused before prompts/get is sent, with the closest names suggested.`,
+the ones the prompt declares first (one prompts/list): an unknown argument name or a missing
+required one is refused before prompts/get is sent, with the closest names suggested.`,
   examples: `
 tether prompt my-server greet name=Ada
 tether prompt my-server greet --json name=Ada`,
@@ -35,7 +35,9 @@ tether prompt my-server greet --json name=Ada`,
         if (error instanceof TetherError && error.code === "remote_error") return undefined;
         throw error;
       });
-      if (listed) checkPromptArguments(findPrompt(name, listed), stringArgs);
+      // A prompt the listing does not name is asked for as written: the server decides.
+      const prompt = listed?.find((p) => p.name === name);
+      if (prompt) checkPromptArguments(prompt, stringArgs);
       return c.getPrompt(name, stringArgs, { signal: io.signal });
     });
     io.stdout(json ? ctx.jsonOut(result) : renderText(redactor.redactDocument(result)));
