@@ -9,15 +9,27 @@ import { LOGGING_LEVELS, type LoggingLevel } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
+import type { TetherError } from "../errors/tether-error.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
+import { LIMITS } from "../options/limits.ts";
 import type { ConnectOptions, TracingOptions } from "../options/options.ts";
 import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
+import { urlElicitationsOf } from "./elicit.ts";
+import type { ErrorHelp } from "./error-line.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
 import { type Style, styleFor } from "./render.ts";
 import { isSessionTarget } from "./session-target.ts";
 import { StageLine } from "./stage-line.ts";
+
+/** The reasons of a `config` error about a tool's arguments, after which its schema helps. */
+const ARGUMENT_REASONS: ReadonlySet<string> = new Set([
+  "unknown_argument",
+  "invalid_argument",
+  "missing_argument",
+  "invalid_args",
+]);
 
 export interface Command {
   name: string;
@@ -55,7 +67,20 @@ export interface Context {
   /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
   jsonOut(doc: unknown): string;
   /** The error for a person on a terminal (without --json), else the one JSON record. */
-  writeError(record: Record<string, unknown>): void;
+  writeError(record: Record<string, unknown>, help?: Omit<ErrorHelp, "command">): void;
+  /**
+   * What shows the arguments of the tool (or prompt) this command named, once it named one
+   * (`tether tool <target> <name> shows its schema`): the hint after an argument error.
+   */
+  argumentHint: string | undefined;
+  /** A hint for this error that fits better than its code's, if the command knows one. */
+  hintFor(error: TetherError): string | undefined;
+  /**
+   * Another command on this run's target, as the user would type it (`tether tool my-server
+   * echo`, or with a stdio server `tether tool echo -- node server.js`), configured secrets
+   * redacted: for hints and examples.
+   */
+  commandFor(command: string, words: readonly string[]): string;
   /** Options for `target`, secrets learned, with the run's events and signal. */
   connection(
     target: string | undefined,
@@ -75,7 +100,7 @@ export interface RunParts {
   io: Io;
   redactor: Redactor;
   jsonOut: (doc: unknown) => string;
-  writeError: (record: Record<string, unknown>) => void;
+  writeError: (record: Record<string, unknown>, help?: Omit<ErrorHelp, "command">) => void;
   closing: Promise<void>[];
   onStageLine: (line: StageLine | undefined) => void;
   commands: readonly string[];
@@ -115,6 +140,16 @@ export function context(parts: RunParts): Context {
     spawned: undefined,
     jsonOut: parts.jsonOut,
     writeError: parts.writeError,
+    argumentHint: undefined,
+    commandFor: (command, words) => {
+      const quoted = (w: string) => shellWord(redactor.redactSecrets(w));
+      const config = inv.values.config === undefined ? [] : ["--config", inv.values.config];
+      const head = [command, ...(target === undefined ? [] : [target]), ...words, ...config];
+      const tail = inv.stdio ? ["--", ...inv.stdio] : [];
+      return ["tether", ...head, ...tail].map((w, i) => (i === 0 ? w : quoted(w))).join(" ");
+    },
+    hintFor: (error) =>
+      error.code === "config" && ARGUMENT_REASONS.has(error.reason) ? ctx.argumentHint : undefined,
     connection: async (t, i = inv) => {
       const { options, secrets } = await connectOptions(i, t, io);
       return {
@@ -137,10 +172,29 @@ export function context(parts: RunParts): Context {
         ...tracing,
       } satisfies ConnectOptions;
     },
-    open: (options, fn) =>
-      withClient(
+    open: (options, fn) => {
+      // URL elicitations the person agreed to open are waited for after the result is out: the
+      // server's completion notification, within the call budget (see elicit.ts).
+      const waits = urlElicitationsOf(options.handlers?.elicitation);
+      let unwatch: (() => void) | undefined;
+      const afterwards = waits
+        ? async () => {
+            // The result goes out first: main flushes it in this turn, before it awaits the closes.
+            await new Promise((resolve) => setImmediate(resolve));
+            await waits.settle(
+              options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default,
+              io.signal,
+            );
+            unwatch?.();
+          }
+        : undefined;
+      return withClient(
         options,
         async (c) => {
+          if (waits)
+            unwatch = c.onNotification("notifications/elicitation/complete", (n) =>
+              waits.complete(n.params?.elicitationId),
+            );
           if (logLevel === undefined || inv.command === "watch") return fn(c);
           const stop = c.onLogMessage((m) => {
             const text = typeof m.data === "string" ? m.data : JSON.stringify(m.data);
@@ -161,7 +215,9 @@ export function context(parts: RunParts): Context {
         closing,
         target,
         io.env,
-      ),
+        afterwards,
+      );
+    },
   };
   return ctx;
 }
@@ -177,6 +233,8 @@ async function withClient<T>(
   closing: Promise<void>[],
   target?: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** After a success, before the close: the connection stays up while it runs. Never rejects. */
+  afterwards?: () => Promise<void>,
 ): Promise<T> {
   // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
   const client = isSessionTarget(target)
@@ -189,7 +247,7 @@ async function withClient<T>(
     await client.close();
     throw error;
   }
-  closing.push(client.close());
+  closing.push(afterwards ? afterwards().then(() => client.close()) : client.close());
   return result;
 }
 
@@ -211,4 +269,9 @@ export function writeOutput(path: string, bytes: Uint8Array, io: Io): void {
   } catch (cause) {
     throw configError("output_unwritable", "the --output file could not be written", cause);
   }
+}
+
+/** A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

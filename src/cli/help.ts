@@ -33,6 +33,7 @@ export const HELP = `tether ${VERSION}: an MCP client that cannot hang, cannot l
 
 Usage:
   tether tools  <target> [options]                list the server's tools
+  tether tool   <target> <name> [options]         one tool: description, annotations, schemas, an example
   tether call   <target> <tool> [ARGS] [options]  call one tool
   tether probe  <target>... [options]             establish only; report how it went
   tether resources <target> [options]             list resources

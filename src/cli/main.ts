@@ -11,7 +11,7 @@ import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import { checkFlags, parse } from "./argv.ts";
 import { type Context, context } from "./command.ts";
 import { COMMAND_NAMES, commandsTaking, loadCommand } from "./commands/table.ts";
-import { causes, errorLines, spawnProblem } from "./error-line.ts";
+import { causes, type ErrorHelp, errorLines, spawnProblem } from "./error-line.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
 import type { Io } from "./io.ts";
 import type { StageLine } from "./stage-line.ts";
@@ -72,14 +72,13 @@ async function run(
   /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
   const jsonOut = (doc: unknown) => `${terminalJson(redactor.redactDocument(doc))}\n`;
   /** The error for a person on a terminal (without --json), else the one JSON record. */
-  const writeError = (record: Record<string, unknown>) => {
+  const writeError = (record: Record<string, unknown>, help: Omit<ErrorHelp, "command"> = {}) => {
     if (io.stderrIsTty && !ours.includes("--json"))
       io.stderr(
-        errorLines(
-          record,
-          record.debug as { name: string; message: string }[] | undefined,
-          ours.find((a) => !a.startsWith("-")) ?? "",
-        ),
+        errorLines(record, record.debug as { name: string; message: string }[] | undefined, {
+          ...help,
+          command: ours.find((a) => !a.startsWith("-")) ?? "",
+        }),
       );
     else io.stderr(`${terminalJson(record)}\n`);
   };
@@ -138,9 +137,10 @@ async function run(
     const record: Record<string, unknown> = { ...e.recordFor(redactor) };
     const spawnFailure = e.stage === "spawn" ? spawnProblem(e, ctx?.spawned) : undefined;
     if (spawnFailure) record.message = redactor.messageText(spawnFailure);
-    if (debug) record.debug = causes(e, redactor);
+    const found = causes(e, redactor);
+    if (debug) record.debug = found;
     trace?.failed(e.code);
-    writeError(record);
+    writeError(record, { hasCause: found.length > 0, hint: ctx?.hintFor(e) });
     return EXIT_STATUS[e.code];
   }
 }

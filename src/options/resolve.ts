@@ -123,6 +123,12 @@ function handlers(h: ClientHandlers | undefined): ClientHandlers | undefined {
     if (h[k] !== undefined && typeof h[k] !== "function")
       throw configError("invalid_option", `handlers.${k} must be a function`);
   }
+  const modes = h.elicitationModes;
+  if (
+    modes !== undefined &&
+    (!Array.isArray(modes) || modes.length === 0 || modes.some((m) => m !== "form" && m !== "url"))
+  )
+    throw configError("invalid_option", 'handlers.elicitationModes must list "form" and/or "url"');
   return h;
 }
 

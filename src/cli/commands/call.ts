@@ -1,6 +1,7 @@
 /** `tether call`: one tool, called once, its arguments fitted to the tool's input schema first. */
 
 import { configError } from "../../errors/failures.ts";
+import { terminalLine } from "../../errors/terminal-text.ts";
 import { TetherError } from "../../errors/tether-error.ts";
 import type { JsonValue } from "../../jsonrpc/messages.ts";
 import { parseToolArgs } from "../args.ts";
@@ -31,6 +32,10 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
     const { inv, io, json, redactor } = ctx;
     const [tool, ...words] = ctx.rest;
     if (!tool) throw configError("invalid_args", "call needs a tool name");
+    // After an argument error or a tool error, a person is pointed at the tool's schema.
+    const schemaHint = `${ctx.commandFor("tool", [tool])} shows its schema`;
+    ctx.argumentHint = schemaHint;
+
     const given = parseToolArgs(words, inv.values["args-file"], await stdinArgs(inv, io));
     const progressTimeout = numberFlag(inv.values, "progress-timeout", "timeoutMs");
     const callTimeout = numberFlag(inv.values, "call-timeout", "timeoutMs");
@@ -69,7 +74,13 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
     });
     if (inv.values.output !== undefined) writeOutput(inv.values.output, callBytes(result), io);
     else io.stdout(json ? ctx.jsonOut(result) : renderCall(redactor.redactDocument(result)));
-    return result.isError === true ? EXIT_TOOL_ERROR : 0;
+    if (result.isError !== true) return 0;
+    if (io.stderrIsTty && !json) {
+      // After the result, which goes out first.
+      io.flush?.();
+      io.stderr(`${terminalLine(`hint: ${schemaHint}`)}\n`);
+    }
+    return EXIT_TOOL_ERROR;
   },
 };
 
