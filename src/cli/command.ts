@@ -4,7 +4,7 @@
  * connect options and open a client for its target.
  */
 import { writeFileSync } from "node:fs";
-import type { Client } from "../client/api.ts";
+import type { Client, Progress } from "../client/api.ts";
 import { LOGGING_LEVELS, type LoggingLevel } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
@@ -15,6 +15,7 @@ import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
+import { progressRecord } from "./progress-event.ts";
 import { type Style, styleFor } from "./render.ts";
 import { isSessionTarget } from "./session-target.ts";
 import { StageLine } from "./stage-line.ts";
@@ -49,6 +50,8 @@ export interface Context {
   style: Style;
   redactor: Redactor;
   events: ((e: LifecycleEvent) => void) | undefined;
+  /** With --events: a call's progress notification as one more event line. */
+  progress: ((p: Progress) => void) | undefined;
   logLevel: LoggingLevel | undefined;
   /** The server command this run starts, named when it cannot be started. */
   spawned: string | undefined;
@@ -108,6 +111,9 @@ export function context(parts: RunParts): Context {
     style,
     redactor,
     events,
+    progress: inv.values.events
+      ? (p: Progress) => io.stderr(`${terminalJson(redactor.redactDocument(progressRecord(p)))}\n`)
+      : undefined,
     logLevel: logLevel as LoggingLevel | undefined,
     spawned: undefined,
     jsonOut: parts.jsonOut,
@@ -152,6 +158,9 @@ export function context(parts: RunParts): Context {
         closing,
         target,
         io.env,
+        // A session has no establishment to show: once attached, the stage line goes, and a
+        // call's status line has stderr to itself.
+        () => stageLine?.clear(),
       ),
   };
   return ctx;
@@ -168,11 +177,14 @@ async function withClient<T>(
   closing: Promise<void>[],
   target?: string,
   env: NodeJS.ProcessEnv = process.env,
+  onAttached?: () => void,
 ): Promise<T> {
   // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
-  const client = isSessionTarget(target)
-    ? await (await import("./session-attach.ts")).attachSession(target, options, env)
-    : await (await import("../connect/connect.ts")).connect(options);
+  let client: Client;
+  if (isSessionTarget(target)) {
+    client = await (await import("./session-attach.ts")).attachSession(target, options, env);
+    onAttached?.();
+  } else client = await (await import("../connect/connect.ts")).connect(options);
   let result: T;
   try {
     result = await fn(client);

@@ -20,18 +20,38 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   remote_error: "the server refused the request",
 };
 
+/**
+ * Hints for a failure of an operation that received progress notifications: progress extends no
+ * budget unless the call asked for that.
+ */
+const AFTER_PROGRESS: Partial<Record<ErrorCode, string>> = {
+  timeout:
+    "progress arrived, but extends the budget only with --progress-timeout MS (each notification restarts the call clock; --call-timeout bounds the whole call)",
+};
+
+/** Facts about the failure that are not in its record (see TetherError). */
+export interface ErrorFacts {
+  /** Progress notifications the failed operation received. */
+  progressSeen?: number;
+}
+
 /** `error: <message> [code/reason at stage, phase]` and a hint line, sanitized for the terminal. */
 export function errorLines(
   record: Record<string, unknown>,
   debug: { name: string; code?: string; message: string }[] | undefined,
   command: string,
+  facts: ErrorFacts = {},
 ): string {
   const at = `${String(record.code)}/${String(record.reason)} at ${String(record.stage)}, ${String(record.phase)}`;
   const head = terminalLine(`error: ${String(record.message)} [${at}]`);
   const cause = debug?.[0];
   const hint = cause
     ? `cause: ${cause.name}${cause.code ? ` ${cause.code}` : ""}: ${cause.message}`
-    : (HINTS[record.code as ErrorCode] ?? "").replace("<command>", command || "");
+    : (
+        ((facts.progressSeen ?? 0) > 0 ? AFTER_PROGRESS[record.code as ErrorCode] : undefined) ??
+        HINTS[record.code as ErrorCode] ??
+        ""
+      ).replace("<command>", command || "");
   return hint ? `${head}\n${terminalLine(`hint: ${hint}`)}\n` : `${head}\n`;
 }
 

@@ -11,7 +11,7 @@ import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import { checkFlags, parse } from "./argv.ts";
 import { type Context, context } from "./command.ts";
 import { COMMAND_NAMES, commandsTaking, loadCommand } from "./commands/table.ts";
-import { causes, errorLines, spawnProblem } from "./error-line.ts";
+import { causes, type ErrorFacts, errorLines, spawnProblem } from "./error-line.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
 import type { Io } from "./io.ts";
 import type { StageLine } from "./stage-line.ts";
@@ -63,13 +63,14 @@ async function run(
   /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
   const jsonOut = (doc: unknown) => `${terminalJson(redactor.redactDocument(doc))}\n`;
   /** The error for a person on a terminal (without --json), else the one JSON record. */
-  const writeError = (record: Record<string, unknown>) => {
+  const writeError = (record: Record<string, unknown>, facts?: ErrorFacts) => {
     if (io.stderrIsTty && !ours.includes("--json"))
       io.stderr(
         errorLines(
           record,
           record.debug as { name: string; message: string }[] | undefined,
           ours.find((a) => !a.startsWith("-")) ?? "",
+          facts,
         ),
       );
     else io.stderr(`${terminalJson(record)}\n`);
@@ -123,7 +124,7 @@ async function run(
     const spawnFailure = e.stage === "spawn" ? spawnProblem(e, ctx?.spawned) : undefined;
     if (spawnFailure) record.message = redactor.messageText(spawnFailure);
     if (debug) record.debug = causes(e, redactor);
-    writeError(record);
+    writeError(record, { progressSeen: e.progressSeen });
     return EXIT_STATUS[e.code];
   }
 }

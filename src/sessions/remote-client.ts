@@ -92,13 +92,22 @@ function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudg
         if (guard) clearTimeout(guard);
         fn();
       };
+      let progressSeen = 0;
       const id = link.request(
         { op: "call", session: name, method, args: args.map((a) => a ?? null), options: wire },
         (f) => {
-          if ("progress" in f) quietly(() => options.onProgress?.(f.progress as never));
-          else if ("status" in f) quietly(() => options.onStatus?.(f.status as never));
+          if ("progress" in f) {
+            progressSeen++;
+            quietly(() => options.onProgress?.(f.progress as never));
+          } else if ("status" in f) quietly(() => options.onStatus?.(f.status as never));
           else if ("ok" in f) finish(() => resolve(f.ok as T));
-          else if ("error" in f) finish(() => reject(errorFromWire(f.error)));
+          else if ("error" in f)
+            finish(() => {
+              // The same fact the session's client knew: progress arrived while the call ran.
+              const error = errorFromWire(f.error);
+              error.progressSeen = progressSeen;
+              reject(error);
+            });
           else if (f.closed === true)
             finish(() =>
               reject(

@@ -8,6 +8,7 @@ import { type Command, stdinArgs, writeOutput } from "../command.ts";
 import { numberFlag } from "../connect-options.ts";
 import { EXIT_TOOL_ERROR } from "../exit-codes.ts";
 import { OPERATION } from "../flag-table.ts";
+import { progressStatus } from "../progress-event.ts";
 import { renderCall } from "../render.ts";
 import { findTool, fitArguments } from "../schema-args.ts";
 import { StatusLine } from "../status-line.ts";
@@ -54,10 +55,10 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
           });
         return await c.callTool(tool, args, {
           signal: io.signal,
-          onProgress: (p) =>
-            status?.show(
-              `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`,
-            ),
+          onProgress: (p) => {
+            status?.show(progressStatus(p));
+            ctx.progress?.(p);
+          },
           // Each notification restarts the clock; --call-timeout still bounds the whole call.
           ...(progressTimeout !== undefined
             ? { resetTimeoutOnProgress: true, timeoutMs: progressTimeout, maxTotalTimeoutMs: callTimeout }
