@@ -144,3 +144,12 @@ export function fitArguments(tool: Tool, given: GivenArgs): JsonObject {
     );
   return out;
 }
+
+/**
+ * A call's arguments fitted to its tool's schema (the `config` error when they do not fit); with
+ * no listing (the server could not list its tools) they go as written. One rule for `call`
+ * one-shot and for the session process, which checks a call on `@NAME` itself.
+ */
+export function fitCall(tool: string, listed: readonly Tool[] | undefined, given: GivenArgs): JsonObject {
+  return listed ? fitArguments(findTool(tool, listed), given) : given.args;
+}

@@ -14,14 +14,11 @@ import type {
 } from "../client/api.ts";
 import type { Task, Tool } from "../client/results.ts";
 import type { Era, TransportMode } from "../errors/codes.ts";
-import { interruptError } from "../errors/failures.ts";
-import { Interrupt } from "../errors/interrupt.ts";
-import { TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
-import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import { type Frame, replyFrameCeiling } from "./frames.ts";
+import { cancelled, LOCAL_GRACE_MS, stuck } from "./launch-errors.ts";
 import type { SessionLink } from "./link.ts";
 import {
   DISCOVERY_OPERATIONS,
@@ -39,12 +36,6 @@ export interface CommandBudgets {
   discoveryTimeoutMs?: number;
   discoveryMaxBytes?: number;
 }
-
-/**
- * Past its own budget, how long a command waits for the daemon's answer before it gives up on
- * its own: the daemon's client settles first unless the daemon itself is stuck.
- */
-const LOCAL_GRACE_MS = 2 * CLEANUP_GRACE_MS + 1_000;
 
 type Options = OperationOptions &
   Partial<Pick<CallOptions, "onProgress" | "resetTimeoutOnProgress" | "maxTotalTimeoutMs">> &
@@ -233,26 +224,6 @@ function quietly(fn: () => void): void {
   } catch {
     // A progress or status callback's failure is its own.
   }
-}
-
-function cancelled(reason: unknown): TetherError {
-  return interruptError(new Interrupt("caller", "cancelled", undefined, reason), {
-    stage: "call",
-    phase: "call",
-    effect: "unknown",
-  });
-}
-
-function stuck(budgetMs: number): TetherError {
-  return new TetherError({
-    code: "timeout",
-    reason: "deadline_exceeded",
-    stage: "call",
-    phase: "call",
-    message: `the session process did not answer within the ${budgetMs} ms call budget`,
-    limits: { timeoutMs: budgetMs },
-    effect: "unknown",
-  });
 }
 
 /**

@@ -202,3 +202,25 @@ describe("progress, one-shot and on @NAME alike", { concurrency: true }, () => {
       }),
   );
 });
+
+test("K1: arguments that do not fit are refused on @NAME (checked by the session process) with the one-shot's record", (t) =>
+  withSession(t, async (box) => {
+    const cases = [
+      ["slo", "steps=1"],
+      ["slow", "steps=1", "stpes=2"],
+      ["slow", "steps=x"],
+      ["slow", "every=5"],
+      ["slow", '{"steps":1,"more":2}'],
+    ];
+    for (const words of cases) {
+      const [named, oneShot] = await Promise.all([
+        box.run(["call", "@p", ...words]),
+        box.run(["call", ...words, ...serverArgs]),
+      ]);
+      assert.equal(named.code, 2, named.stderr);
+      assert.equal(named.stdout, "");
+      assert.equal(named.stderr, oneShot.stderr, `the same record for ${words.join(" ")}`);
+      assert.equal(named.code, oneShot.code);
+      assert.equal(errorRecord(named).code, "config");
+    }
+  }));

@@ -10,7 +10,7 @@ import { EXIT_TOOL_ERROR } from "../exit-codes.ts";
 import { OPERATION } from "../flag-table.ts";
 import { progressStatus } from "../progress-event.ts";
 import { renderCall } from "../render.ts";
-import { findTool, fitArguments } from "../schema-args.ts";
+import { fitCall } from "../schema-args.ts";
 import { StatusLine } from "../status-line.ts";
 
 export const command: Command = {
@@ -46,7 +46,7 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
         if (error instanceof TetherError && error.code === "remote_error") return undefined;
         throw error;
       });
-      const args = listed ? fitArguments(findTool(tool, listed), given) : given.args;
+      const args = fitCall(tool, listed, given);
       try {
         if (inv.values.task)
           return await c.callToolAsTask(tool, args, {
