@@ -1,7 +1,8 @@
-// Bundles the CLI (dist/tether.mjs, the `tether` binary, plus the chunks it loads on demand in
-// dist/tether-chunks/, and dist/tether-session.mjs, the one file a call on a session loads). A CLI starts cold on every use: a few files instead of some sixty modules
-// is most of its start-up time, and splitting at the entry's dynamic imports means `--version`
-// reads only the entry while a command reads the chunks it needs.
+// Bundles the CLI: dist/tether.mjs, the `tether` binary, plus the chunks it loads on demand in
+// dist/tether-chunks/, and dist/tether-session.mjs, the one file a call on a session loads. A CLI
+// starts cold on every use: a few files instead of some sixty modules is most of its start-up
+// time, and splitting at the entry's dynamic imports means `--version` reads only what it needs
+// while a command reads the chunks it needs.
 // The library itself ships as separate modules with declarations (dist/index.js).
 //
 //   node scripts/bundle-cli.mjs [outdir]     (default dist; the tests build into a folder of their own)

@@ -1,11 +1,13 @@
 // The `tether` binary's entry. It loads the least it can before it knows what was asked: a bare
 // `--version` is answered from here, and everything else loads with the command (the bundle keeps
 // the rest in chunks that are read only then).
-import nodeModule from "node:module";
 
-// V8's compiled code for the CLI's chunks is kept between runs where the runtime can (Node 22.1+);
-// Node 20 has no compile cache and starts without one (Bun keeps its own transpiler cache).
-(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+// V8's compiled code for the CLI's chunks is kept between runs where the runtime can (Node 22.3+,
+// asked without importing node:module, which a start would pay for); Node 20 has no compile cache
+// and starts without one (Bun keeps its own transpiler cache).
+(process as { getBuiltinModule?: (id: string) => { enableCompileCache?: () => unknown } | undefined })
+  .getBuiltinModule?.("node:module")
+  ?.enableCompileCache?.();
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {

@@ -1,6 +1,7 @@
 // The CLI as a process: signals, stdout written whole once the result is known, the exit status.
 // Loaded by bin.ts once it knows a command will run, so a bare `--version` never pays for it; bin.ts
 // hands it the entry that runs the command (main.ts, or session-call.ts for a call on a session).
+import { isatty } from "node:tty";
 import { interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
 import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
@@ -65,7 +66,8 @@ export async function runCli(
     process.stdout.write(whole, done);
   };
   // Questions are asked only where a person can answer: the prompt code loads only then.
-  const ask = process.stdin.isTTY && process.stderr.isTTY ? await prompts() : undefined;
+  // isatty asks the descriptor; process.stdin and process.stderr would each build a stream to say.
+  const ask = isatty(0) && isatty(2) ? await prompts() : undefined;
   const status = await main(argv, {
     stdout: (t) => {
       out.push(t);
@@ -83,7 +85,7 @@ export async function runCli(
     },
     env: process.env,
     isTty: process.stdout.isTTY === true,
-    stderrIsTty: process.stderr.isTTY === true,
+    stderrIsTty: isatty(2),
     columns: process.stdout.columns,
     signal: controller.signal,
     readStdin: () => readStdinBounded(process.stdin),
