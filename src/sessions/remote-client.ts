@@ -21,7 +21,9 @@ import { type Frame, replyFrameCeiling } from "./frames.ts";
 import { cancelled, LOCAL_GRACE_MS, stuck } from "./launch-errors.ts";
 import type { SessionLink } from "./link.ts";
 import {
+  answerError,
   DISCOVERY_OPERATIONS,
+  daemonGone,
   errorFromWire,
   type ListenKind,
   type Operation,
@@ -92,19 +94,8 @@ function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudg
             quietly(() => options.onProgress?.(f.progress as never));
           } else if ("status" in f) quietly(() => options.onStatus?.(f.status as never));
           else if ("ok" in f) finish(() => resolve(f.ok as T));
-          else if ("error" in f)
-            finish(() => {
-              // The same fact the session's client knew: progress arrived while the call ran.
-              const error = errorFromWire(f.error);
-              error.progressSeen = progressSeen;
-              reject(error);
-            });
-          else if (f.closed === true)
-            finish(() =>
-              reject(
-                sessionClosedError(name, "ended: its session process went away", sent ? "unknown" : "none"),
-              ),
-            );
+          else if ("error" in f) finish(() => reject(answerError(f.error, progressSeen)));
+          else if (f.closed === true) finish(() => reject(daemonGone(name, sent)));
         },
       );
       // A daemon that stops answering altogether cannot hold the command past its budget.

@@ -12,7 +12,7 @@ import { replyFrameCeiling } from "./frames.ts";
 import { cancelled, LOCAL_GRACE_MS, stuck, unanswered } from "./launch-errors.ts";
 import type { SessionLink } from "./link.ts";
 import type { CommandBudgets } from "./remote-client.ts";
-import { errorFromWire, sessionClosedError } from "./wire.ts";
+import { answerError, daemonGone } from "./wire.ts";
 
 export interface SessionToolCall {
   session: string;
@@ -85,22 +85,8 @@ export function callOnSession(link: SessionLink, c: SessionToolCall): Promise<Ca
           if (!signal?.aborted)
             arm((reset && !maxTotalTimeoutMs ? 10 : 1) * budget + LOCAL_GRACE_MS, () => stuck(budget));
         } else if ("ok" in f) finish(() => resolve(f.ok as unknown as CallToolResult));
-        else if ("error" in f)
-          finish(() => {
-            const error = errorFromWire(f.error);
-            error.progressSeen = progressSeen;
-            reject(error);
-          });
-        else if (f.closed === true)
-          finish(() =>
-            reject(
-              sessionClosedError(
-                c.session,
-                "ended: its session process went away",
-                calling ? "unknown" : "none",
-              ),
-            ),
-          );
+        else if ("error" in f) finish(() => reject(answerError(f.error, progressSeen)));
+        else if (f.closed === true) finish(() => reject(daemonGone(c.session, calling)));
       },
     );
     // Until the call leaves, the wait is the one a command attaching to the session has.
