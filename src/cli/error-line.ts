@@ -21,11 +21,12 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
 };
 
 /**
- * Hints for a failure of an operation that received progress notifications: progress extends no
- * budget unless the call asked for that.
+ * Hints, by `code/reason`, for a failure of an operation that received progress notifications:
+ * progress extends no budget unless the call asked for that. (A call that did ask, and ran past
+ * its whole limit, `max_total_timeout`, gets the plain timeout hint.)
  */
-const AFTER_PROGRESS: Partial<Record<ErrorCode, string>> = {
-  timeout:
+const AFTER_PROGRESS: Readonly<Record<string, string>> = {
+  "timeout/deadline_exceeded":
     "progress arrived, but extends the budget only with --progress-timeout MS (each notification restarts the call clock; --call-timeout bounds the whole call)",
 };
 
@@ -48,7 +49,7 @@ export function errorLines(
   const hint = cause
     ? `cause: ${cause.name}${cause.code ? ` ${cause.code}` : ""}: ${cause.message}`
     : (
-        ((facts.progressSeen ?? 0) > 0 ? AFTER_PROGRESS[record.code as ErrorCode] : undefined) ??
+        ((facts.progressSeen ?? 0) > 0 ? AFTER_PROGRESS[`${record.code}/${record.reason}`] : undefined) ??
         HINTS[record.code as ErrorCode] ??
         ""
       ).replace("<command>", command || "");
