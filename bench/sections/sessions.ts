@@ -4,7 +4,8 @@
 // handshake; the one-shot call pays all of it. Node's own boot (`node -e 0`), `tether --help`
 // (boot plus the CLI's module graph) and the floor (a bare script making the same one request on
 // the session socket) run interleaved with it: what a session call costs beyond them is its own.
-// Under Bun the same, and the compiled binary (bun build --compile) beside `bun -e 0`.
+// Under Bun the same, and the compiled binary (bun build --compile, as qualify builds it, and with
+// --bytecode) beside `bun -e 0`.
 
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,12 +42,17 @@ export async function sessionsSection(cfg: SessionsConfig): Promise<Row[]> {
   const call = ["call", "echo", "message=hi"];
   const onSession = ["call", "@bench", "echo", "message=hi"];
   const bun = existsSync(BUN);
-  // The compiled binary, as the qualification builds it (bun build --compile of the bundle).
-  const binary = join(dir, "tether-bin");
-  const compiled =
+  // The compiled binary, as the qualification builds it (bun build --compile of the bundle), and
+  // the same with its code compiled ahead (--bytecode): Bun parses a compiled binary's whole
+  // bundle (its dependencies included) at every start.
+  const compile = async (out: string, flags: string[]) =>
     bun &&
-    (await timeProcess(BUN, ["build", "--compile", BIN, "--outfile", binary], { env })).code === 0 &&
-    existsSync(binary);
+    (await timeProcess(BUN, ["build", "--compile", ...flags, BIN, "--outfile", out], { env })).code === 0 &&
+    existsSync(out);
+  const binary = join(dir, "tether-bin");
+  const bytecode = join(dir, "tether-bin-bytecode");
+  const compiled = await compile(binary, []);
+  const compiledBytecode = await compile(bytecode, ["--bytecode", "--format=esm"]);
   try {
     checked(
       await timeProcess(node, [BIN, "session", "start", "bench", "--", node, SERVER], { env }),
@@ -82,6 +88,9 @@ export async function sessionsSection(cfg: SessionsConfig): Promise<Row[]> {
     if (compiled)
       bunVariants.binary = async () =>
         checked(await timeProcess(binary, onSession, { env }), "compiled session call").ms;
+    if (compiledBytecode)
+      bunVariants.bytecode = async () =>
+        checked(await timeProcess(bytecode, onSession, { env }), "compiled (bytecode) session call").ms;
     const bun6 = bun ? await interleave(bunVariants, { warmup: 1, runs: cfg.runs }) : undefined;
     const ours = summarize(node6.session);
     const theirs = summarize(oneShot);
@@ -122,7 +131,12 @@ export async function sessionsSection(cfg: SessionsConfig): Promise<Row[]> {
     if (bun6) {
       const bunBoot = summarize(bun6.boot ?? []);
       rows.push(bunRow(cfg.runs, summarize(bun6.call ?? []), summarize(bun6.floor ?? []), bunBoot, ours));
-      if (bun6.binary) rows.push(binaryRow(cfg.runs, summarize(bun6.binary), bunBoot));
+      if (bun6.binary)
+        rows.push(binaryRow(cfg.runs, summarize(bun6.binary), bunBoot, "as qualify builds it"));
+      if (bun6.bytecode)
+        rows.push(
+          binaryRow(cfg.runs, summarize(bun6.bytecode), bunBoot, "built with --bytecode --format=esm"),
+        );
     }
     return rows;
   } finally {
@@ -146,15 +160,15 @@ function bunRow(runs: number, call: Summary, floor: Summary, boot: Summary, node
   };
 }
 
-/** §6, the compiled binary (bun build --compile): its session call beside `bun -e 0`. */
-function binaryRow(runs: number, call: Summary, boot: Summary): Row {
+/** §6, a compiled binary (bun build --compile): its session call beside `bun -e 0`. */
+function binaryRow(runs: number, call: Summary, boot: Summary, how: string): Row {
   return {
     section: "6",
-    case: `compiled binary: call @NAME echo beside bun -e 0, ${runs} interleaved runs`,
+    case: `compiled binary (${how}): call @NAME echo beside bun -e 0, ${runs} interleaved runs`,
     unit: "ms",
     ours: call,
     official: { label: "bun -e 0", summary: boot },
     ratio: call.median / boot.median,
-    note: `the single binary qualify builds; ours ÷ bun -e 0 ${(call.median / boot.median).toFixed(2)}×`,
+    note: `ours ÷ bun -e 0 ${(call.median / boot.median).toFixed(2)}×`,
   };
 }
