@@ -143,7 +143,7 @@ try {
     rows.push(...(await autoDetectSection(fleet!, config.autoDetect)));
   });
   await section("6", "calls through a session", async () => {
-    rows.push(...(await sessionsSection({ runs: quick ? 5 : 20 })));
+    rows.push(...(await sessionsSection({ runs: quick ? 5 : 15 })));
   });
   await section("7", "the bridge", async () => {
     rows.push(

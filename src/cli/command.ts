@@ -4,7 +4,7 @@
  * connect options and open a client for its target.
  */
 import { writeFileSync } from "node:fs";
-import type { Client } from "../client/api.ts";
+import type { Client, Progress } from "../client/api.ts";
 import { LOGGING_LEVELS, type LoggingLevel } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
@@ -19,17 +19,14 @@ import { urlElicitationsOf } from "./elicit.ts";
 import type { ErrorHelp } from "./error-line.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
+import { progressRecord } from "./progress-event.ts";
 import { type Style, styleFor } from "./render.ts";
+import { ARGUMENT_REASONS, shellWord } from "./schema-hint.ts";
+
+export { shellWord };
+
 import { isSessionTarget } from "./session-target.ts";
 import { StageLine } from "./stage-line.ts";
-
-/** The reasons of a `config` error about a tool's arguments, after which its schema helps. */
-const ARGUMENT_REASONS: ReadonlySet<string> = new Set([
-  "unknown_argument",
-  "invalid_argument",
-  "missing_argument",
-  "invalid_args",
-]);
 
 export interface Command {
   name: string;
@@ -61,6 +58,8 @@ export interface Context {
   style: Style;
   redactor: Redactor;
   events: ((e: LifecycleEvent) => void) | undefined;
+  /** With --events: a call's progress notification as one more event line. */
+  progress: ((p: Progress) => void) | undefined;
   logLevel: LoggingLevel | undefined;
   /** The server command this run starts, named when it cannot be started. */
   spawned: string | undefined;
@@ -136,6 +135,9 @@ export function context(parts: RunParts): Context {
     style,
     redactor,
     events,
+    progress: inv.values.events
+      ? (p: Progress) => io.stderr(`${terminalJson(redactor.redactDocument(progressRecord(p)))}\n`)
+      : undefined,
     logLevel: logLevel as LoggingLevel | undefined,
     spawned: undefined,
     jsonOut: parts.jsonOut,
@@ -216,6 +218,9 @@ export function context(parts: RunParts): Context {
         target,
         io.env,
         afterwards,
+        // A session has no establishment to show: once attached, the stage line goes, and a
+        // call's status line has stderr to itself.
+        () => stageLine?.clear(),
       );
     },
   };
@@ -235,11 +240,15 @@ async function withClient<T>(
   env: NodeJS.ProcessEnv = process.env,
   /** After a success, before the close: the connection stays up while it runs. Never rejects. */
   afterwards?: () => Promise<void>,
+  /** Once a session (`@NAME`) is attached. */
+  onAttached?: () => void,
 ): Promise<T> {
   // `@NAME` reaches a live session instead of connecting; closing it leaves the session up.
-  const client = isSessionTarget(target)
-    ? await (await import("./session-attach.ts")).attachSession(target, options, env)
-    : await (await import("../connect/connect.ts")).connect(options);
+  let client: Client;
+  if (isSessionTarget(target)) {
+    client = await (await import("./session-attach.ts")).attachSession(target, options, env);
+    onAttached?.();
+  } else client = await (await import("../connect/connect.ts")).connect(options);
   let result: T;
   try {
     result = await fn(client);
@@ -269,9 +278,4 @@ export function writeOutput(path: string, bytes: Uint8Array, io: Io): void {
   } catch (cause) {
     throw configError("output_unwritable", "the --output file could not be written", cause);
   }
-}
-
-/** A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

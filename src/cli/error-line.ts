@@ -24,7 +24,17 @@ const HINTS: Partial<Record<ErrorCode, readonly string[]>> = {
   remote_error: ["the server refused the request"],
 };
 
-/** What a person is told besides the error itself. */
+/**
+ * Hints, by `code/reason`, for a failure of an operation that received progress notifications:
+ * progress extends no budget unless the call asked for that. (A call that did ask, and ran past
+ * its whole limit, `max_total_timeout`, gets the plain timeout hint.)
+ */
+const AFTER_PROGRESS: Readonly<Record<string, string>> = {
+  "timeout/deadline_exceeded":
+    "progress arrived, but extends the budget only with --progress-timeout MS (each notification restarts the call clock; --call-timeout bounds the whole call)",
+};
+
+/** What a person is told besides the error itself: facts about the failure that are not in its record. */
 export interface ErrorHelp {
   /** The command the user ran (`tools`, `call`), for "see tether <command> --help". */
   command: string;
@@ -32,6 +42,8 @@ export interface ErrorHelp {
   hasCause?: boolean;
   /** A hint that fits this error better than its code's (the command that shows a tool's schema). */
   hint?: string;
+  /** Progress notifications the failed operation received (see TetherError). */
+  progressSeen?: number;
 }
 
 /**
@@ -43,7 +55,12 @@ export function errorLines(
   debug: { name: string; code?: string; message: string }[] | undefined,
   help: ErrorHelp | string,
 ): string {
-  const { command, hasCause = true, hint: better } = typeof help === "string" ? { command: help } : help;
+  const {
+    command,
+    hasCause = true,
+    hint: better,
+    progressSeen,
+  } = typeof help === "string" ? ({ command: help } as ErrorHelp) : help;
   const at = `${String(record.code)}/${String(record.reason)} at ${String(record.stage)}, ${String(record.phase)}`;
   const lines = [terminalLine(`error: ${String(record.message)} [${at}]`)];
   const tail = typeof record.stderrTail === "string" ? record.stderrTail.split("\n") : [];
@@ -54,10 +71,11 @@ export function errorLines(
     : (better ??
       (tail.length > 0
         ? "above: the end of the server's stderr; --server-stderr passes all of it through"
-        : (HINTS[record.code as ErrorCode] ?? [])
+        : (((progressSeen ?? 0) > 0 ? AFTER_PROGRESS[`${record.code}/${record.reason}`] : undefined) ??
+          (HINTS[record.code as ErrorCode] ?? [])
             .filter((h) => hasCause || h !== DEBUG_HINT)
             .join("; ")
-            .replace("<command>", command || "")));
+            .replace("<command>", command || ""))));
   if (hint) lines.push(terminalLine(`hint: ${hint}`));
   return `${lines.join("\n")}\n`;
 }

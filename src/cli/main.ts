@@ -140,7 +140,7 @@ async function run(
     const found = causes(e, redactor);
     if (debug) record.debug = found;
     trace?.failed(e.code);
-    writeError(record, { hasCause: found.length > 0, hint: ctx?.hintFor(e) });
+    writeError(record, { hasCause: found.length > 0, hint: ctx?.hintFor(e), progressSeen: e.progressSeen });
     return EXIT_STATUS[e.code];
   }
 }

@@ -213,3 +213,12 @@ export function checkPromptArguments(prompt: Prompt, args: Readonly<Record<strin
       `${prompt.name} needs ${missing.join(", ")} (required: ${required.join(", ")})`,
     );
 }
+
+/**
+ * A call's arguments fitted to its tool's schema (the `config` error when they do not fit); with
+ * no listing (the server could not list its tools) they go as written. One rule for `call`
+ * one-shot and for the session process, which checks a call on `@NAME` itself.
+ */
+export function fitCall(tool: string, listed: readonly Tool[] | undefined, given: GivenArgs): JsonObject {
+  return listed ? fitArguments(findTool(tool, listed), given) : given.args;
+}

@@ -1,7 +1,7 @@
 import type { CallEffect, Era, Phase, Stage, TransportMode } from "../errors/codes.ts";
 import { limitError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
-import type { TetherError } from "../errors/tether-error.ts";
+import { TetherError } from "../errors/tether-error.ts";
 import { forCall, toPublicError } from "../errors/to-public.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { Reply, Session } from "../jsonrpc/session.ts";
@@ -138,6 +138,32 @@ export class RequestPath {
    * `input_required` rounds answered and retried, at most `maxInputRounds` of them.
    */
   async operation(
+    method: string,
+    params: JsonObject | undefined,
+    route: Route,
+    options: CallOptions,
+  ): Promise<JsonObject> {
+    let progressSeen = 0;
+    const counted: CallOptions = options.onProgress
+      ? {
+          ...options,
+          onProgress: (p) => {
+            progressSeen++;
+            options.onProgress?.(p);
+          },
+        }
+      : options;
+    try {
+      return await this.#operation(method, params, route, counted);
+    } catch (error) {
+      // A fact for whoever explains the failure: progress arrived while the operation ran (and,
+      // unless resetTimeoutOnProgress, extended nothing).
+      if (progressSeen > 0 && error instanceof TetherError) error.progressSeen = progressSeen;
+      throw error;
+    }
+  }
+
+  #operation(
     method: string,
     params: JsonObject | undefined,
     route: Route,
@@ -296,6 +322,7 @@ export class RequestPath {
       if (options.resetTimeoutOnProgress) deadline.touch();
       try {
         listener({
+          progressToken: token,
           progress: p.progress,
           total: typeof p.total === "number" ? p.total : undefined,
           message: typeof p.message === "string" ? this.#c.redactor.serverText(p.message) : undefined,

@@ -93,6 +93,12 @@ export class TetherError extends Error {
   recoveryStopped: string | undefined;
   /** Failures while disposing resources; they never replace this error. */
   cleanupErrors: unknown[] = [];
+  /**
+   * How many progress notifications the failed operation received before it failed (0: none, or
+   * it asked for none). In process only, never in the record: what explains a budget that ran out
+   * while progress arrived (the CLI's hint names `--progress-timeout`).
+   */
+  progressSeen = 0;
 
   constructor(init: TetherErrorInit) {
     const redactor = init.redactor ?? baseRedactor;
