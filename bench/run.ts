@@ -23,6 +23,7 @@ import { inspectSection } from "./sections/inspect.ts";
 import { memorySection } from "./sections/memory.ts";
 import { sessionsSection } from "./sections/sessions.ts";
 import { throughputSection } from "./sections/throughput.ts";
+import { tracingSection } from "./sections/tracing.ts";
 import { validationSection } from "./sections/validation.ts";
 
 const argv = process.argv.slice(2);
@@ -46,6 +47,9 @@ const config = {
     largeCeilingBytes: 256 * 1024 * 1024,
   },
   autoDetect: quick ? { runs: 5, warmup: 1 } : { runs: 60, warmup: 3 },
+  tracing: quick
+    ? { runs: 2, warmup: 1, calls: 100, warmupCalls: 20 }
+    : { runs: 15, warmup: 2, calls: 1000, warmupCalls: 100 },
 };
 
 /** The commit measured, and whether src/ had uncommitted changes (the figures are of the tree as it was). */
@@ -106,7 +110,7 @@ if (loadBefore > machine.nproc / 2)
     `warning: the machine is busy (load ${loadBefore.toFixed(2)} on ${machine.nproc} cores); figures will be noisy`,
   );
 
-const needsFleet = ["1", "3", "5"].some(wanted);
+const needsFleet = ["1", "3", "5", "8"].some(wanted);
 const fleet = needsFleet
   ? await startFleet([
       "legacy-sse-2024-11-05",
@@ -140,7 +144,7 @@ try {
     rows.push(...(await autoDetectSection(fleet!, config.autoDetect)));
   });
   await section("6", "calls through a session", async () => {
-    rows.push(...(await sessionsSection({ runs: quick ? 5 : 20 })));
+    rows.push(...(await sessionsSection({ runs: quick ? 5 : 15 })));
   });
   await section("7", "the bridge", async () => {
     rows.push(
@@ -152,7 +156,10 @@ try {
       })),
     );
   });
-  await section("8", "the web explorer", async () => {
+  await section("8", "what tracing costs a stdio call", async () => {
+    rows.push(...(await tracingSection(fleet!, config.tracing)));
+  });
+  await section("9", "the web explorer", async () => {
     rows.push(...(await inspectSection(quick ? { launches: 3, calls: 50 } : { launches: 10, calls: 300 })));
   });
 } finally {

@@ -81,8 +81,11 @@ export type {
   ConnectOptions,
   ConnectSettings,
   HttpTarget,
+  MeterProviderLike,
   PhaseBudget,
   StdioTarget,
+  TracerProviderLike,
+  TracingOptions,
 } from "./options/options.ts";
 export type { OutputValidator, OutputVerdict } from "./options/output-validator.ts";
 export type { AttemptFailure, RecoveryPolicy, TransientRetryPolicy } from "./options/recovery-policy.ts";

@@ -1,4 +1,4 @@
-// §8 The web explorer (`tether inspect`), beside the figures issue 32 measured for Inspector 2.12
+// §9 The web explorer (`tether inspect`), beside the figures issue 32 measured for Inspector 2.12
 // on this kind of machine (its URL 0.86 s after launch; the first tool 3.3 s after the page
 // opens, after two clicks; 722 KB of JavaScript gzipped and a font CDN; an echo call from its
 // page ~150 ms against ~2 ms for the SDK client directly):
@@ -139,7 +139,7 @@ export async function inspectSection(cfg: InspectConfig): Promise<Row[]> {
     }
     const tool = summarize(toolMs);
     rows.push({
-      section: "8",
+      section: "9",
       case: "tether inspect -- server-everything: URL printed → first tool visible, no click",
       unit: "ms",
       ours: tool,
@@ -149,7 +149,7 @@ export async function inspectSection(cfg: InspectConfig): Promise<Row[]> {
       note: `launch → URL printed: median ${summarize(urlMs).median.toFixed(0)} ms (Inspector 2.12: 860 ms); ${cfg.launches} launches, a fresh browser context each`,
     });
     rows.push({
-      section: "8",
+      section: "9",
       case: "the explorer's page (page, script, stylesheet) gzipped",
       unit: "KiB",
       ours: summarize([gzipped / 1024]),
@@ -201,7 +201,7 @@ export async function inspectSection(cfg: InspectConfig): Promise<Row[]> {
       const theirs = summarize(own);
       const added = ours.median - theirs.median;
       rows.push({
-        section: "8",
+        section: "9",
         case: `echo from the explorer's API vs the library's own call, ${cfg.calls} sequential each (stdio)`,
         unit: "ms",
         ours,

@@ -1,11 +1,15 @@
 // The CLI as a process: signals, stdout written whole once the result is known, the exit status.
-// Loaded by bin.ts once it knows a command will run, so a bare `--version` never pays for it.
+// Loaded by bin.ts once it knows a command will run, so a bare `--version` never pays for it; bin.ts
+// hands it the entry that runs the command (main.ts, or session-call.ts for a call on a session).
+import { isatty } from "node:tty";
 import { interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
 import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import { readStdinBounded } from "./args.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
-import { main } from "./main.ts";
+import type { Io } from "./io.ts";
+
+type Prompts = Pick<typeof import("./ask.ts"), "askOnTerminal" | "askAsync">;
 
 /**
  * After the first SIGINT or SIGTERM, how long the orderly shutdown may take: the call is cancelled
@@ -20,7 +24,12 @@ const INTERRUPTED_EXIT_MS = 2 * CLEANUP_GRACE_MS;
  * SIGHUP (the terminal went away) counts too: a stdio server runs in its own session and no longer
  * hears the terminal, so we are the ones who end it.
  */
-export async function runCli(argv: readonly string[]): Promise<void> {
+export async function runCli(
+  argv: readonly string[],
+  main: (argv: readonly string[], io: Io) => Promise<number>,
+  /** The terminal prompts (ask.ts), loaded only where a person can answer. */
+  prompts: () => Promise<Prompts>,
+): Promise<void> {
   const controller = new AbortController();
   let finished = false;
   let interrupted = false;
@@ -57,7 +66,8 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     process.stdout.write(whole, done);
   };
   // Questions are asked only where a person can answer: the prompt code loads only then.
-  const ask = process.stdin.isTTY && process.stderr.isTTY ? await import("./ask.ts") : undefined;
+  // isatty asks the descriptor; process.stdin and process.stderr would each build a stream to say.
+  const ask = isatty(0) && isatty(2) ? await prompts() : undefined;
   const status = await main(argv, {
     stdout: (t) => {
       out.push(t);
@@ -75,8 +85,9 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     },
     env: process.env,
     isTty: process.stdout.isTTY === true,
-    stderrIsTty: process.stderr.isTTY === true,
+    stderrIsTty: isatty(2),
     columns: process.stdout.columns,
+    stderrColumns: process.stderr.columns,
     signal: controller.signal,
     readStdin: () => readStdinBounded(process.stdin),
     askLine: ask?.askOnTerminal,

@@ -98,7 +98,11 @@ export async function connectOptions(
       maxResponseBytes: numberFlag(v, "call-max-bytes", "maxResponseBytes"),
     },
     // A person at a terminal answers a server's questions; elsewhere each is declined.
-    handlers: { elicitation: cliElicitation(io.askAsync && !v.json ? io.askAsync : undefined, io.stderr) },
+    // URL mode is declared too: opened on a terminal when the person agrees, declined elsewhere.
+    handlers: {
+      elicitation: cliElicitation(io.askAsync && !v.json ? io.askAsync : undefined, io.stderr, io.env),
+      elicitationModes: ["form", "url"],
+    },
     // A one-shot command has no use for the optional server-to-client stream.
     listen: false,
     // `probe` reports the server as it is now, and `--fresh` asks the same of any command.

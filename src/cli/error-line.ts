@@ -6,38 +6,87 @@
 import type { ErrorCode } from "../errors/codes.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalLine } from "../errors/terminal-text.ts";
+import { TetherError } from "../errors/tether-error.ts";
 
-const HINTS: Partial<Record<ErrorCode, string>> = {
-  config: "see tether <command> --help",
-  connection: "--debug shows the cause",
-  protocol: "--debug shows the cause; tether probe shows how establishment went",
-  timeout: "raise the budget with --timeout MS (or --discovery-timeout, --call-timeout)",
-  limit: "raise the ceiling with --max-bytes N (or --discovery-max-bytes, --call-max-bytes)",
-  unauthorized: "sign in with tether auth login <target>, or pass a token with --bearer-env VAR",
-  forbidden: "the credentials were accepted but do not allow this",
-  throttled: "the server asks to slow down; try again later",
-  upstream: "the server failed; --debug shows the cause",
-  remote_error: "the server refused the request",
+/** Said only when there is a cause for --debug to show: a hint never promises what it does not add. */
+const DEBUG_HINT = "--debug shows the cause";
+
+const HINTS: Partial<Record<ErrorCode, readonly string[]>> = {
+  config: ["see tether <command> --help"],
+  connection: [DEBUG_HINT],
+  protocol: [DEBUG_HINT, "tether probe shows how establishment went"],
+  timeout: ["raise the budget with --timeout MS (or --discovery-timeout, --call-timeout)"],
+  limit: ["raise the ceiling with --max-bytes N (or --discovery-max-bytes, --call-max-bytes)"],
+  unauthorized: ["sign in with tether auth login <target>, or pass a token with --bearer-env VAR"],
+  forbidden: ["the credentials were accepted but do not allow this"],
+  throttled: ["the server asks to slow down; try again later"],
+  upstream: ["the server failed", DEBUG_HINT],
+  remote_error: ["the server refused the request"],
 };
 
-/** The short hint the terminal shows for an error of `code` (the web explorer shows it too). */
+/**
+ * Hints, by `code/reason`, for a failure of an operation that received progress notifications:
+ * progress extends no budget unless the call asked for that. (A call that did ask, and ran past
+ * its whole limit, `max_total_timeout`, gets the plain timeout hint.)
+ */
+const AFTER_PROGRESS: Readonly<Record<string, string>> = {
+  "timeout/deadline_exceeded":
+    "progress arrived, but extends the budget only with --progress-timeout MS (each notification restarts the call clock; --call-timeout bounds the whole call)",
+};
+
+/**
+ * The hint for an error of `code` where no --debug causes are shown (the web explorer's page):
+ * the code's hints without the one that points at --debug.
+ */
 export function hintFor(code: string, command: string): string | undefined {
-  return HINTS[code as ErrorCode]?.replace("<command>", command);
+  const hints = (HINTS[code as ErrorCode] ?? []).filter((h) => h !== DEBUG_HINT);
+  return hints.length > 0 ? hints.join("; ").replace("<command>", command) : undefined;
 }
 
-/** `error: <message> [code/reason at stage, phase]` and a hint line, sanitized for the terminal. */
+/** What a person is told besides the error itself: facts about the failure that are not in its record. */
+export interface ErrorHelp {
+  /** The command the user ran (`tools`, `call`), for "see tether <command> --help". */
+  command: string;
+  /** Whether the error has a cause that --debug would show (default: it may). */
+  hasCause?: boolean;
+  /** A hint that fits this error better than its code's (the command that shows a tool's schema). */
+  hint?: string;
+  /** Progress notifications the failed operation received (see TetherError). */
+  progressSeen?: number;
+}
+
+/**
+ * `error: <message> [code/reason at stage, phase]`, the server's last stderr lines when it died
+ * while starting (each `  | `), and a hint line; sanitized for the terminal.
+ */
 export function errorLines(
   record: Record<string, unknown>,
   debug: { name: string; code?: string; message: string }[] | undefined,
-  command: string,
+  help: ErrorHelp | string,
 ): string {
+  const {
+    command,
+    hasCause = true,
+    hint: better,
+    progressSeen,
+  } = typeof help === "string" ? ({ command: help } as ErrorHelp) : help;
   const at = `${String(record.code)}/${String(record.reason)} at ${String(record.stage)}, ${String(record.phase)}`;
-  const head = terminalLine(`error: ${String(record.message)} [${at}]`);
+  const lines = [terminalLine(`error: ${String(record.message)} [${at}]`)];
+  const tail = typeof record.stderrTail === "string" ? record.stderrTail.split("\n") : [];
+  for (const line of tail) lines.push(terminalLine(`  | ${line}`));
   const cause = debug?.[0];
   const hint = cause
     ? `cause: ${cause.name}${cause.code ? ` ${cause.code}` : ""}: ${cause.message}`
-    : (HINTS[record.code as ErrorCode] ?? "").replace("<command>", command || "");
-  return hint ? `${head}\n${terminalLine(`hint: ${hint}`)}\n` : `${head}\n`;
+    : (better ??
+      (tail.length > 0
+        ? "above: the end of the server's stderr; --server-stderr passes all of it through"
+        : (((progressSeen ?? 0) > 0 ? AFTER_PROGRESS[`${record.code}/${record.reason}`] : undefined) ??
+          (HINTS[record.code as ErrorCode] ?? [])
+            .filter((h) => hasCause || h !== DEBUG_HINT)
+            .join("; ")
+            .replace("<command>", command || ""))));
+  if (hint) lines.push(terminalLine(`hint: ${hint}`));
+  return `${lines.join("\n")}\n`;
 }
 
 /**
@@ -62,6 +111,11 @@ export function causes(error: Error, redactor: Redactor): { name: string; code?:
   const out: { name: string; code?: string; message: string }[] = [];
   let e: unknown = error.cause;
   for (let i = 0; i < 8 && e; i++) {
+    // Our own error relabelled for where it was met says nothing new: its cause may.
+    if (e instanceof TetherError && e.message === error.message) {
+      e = e.cause;
+      continue;
+    }
     if (e instanceof Error) {
       const code = (e as { code?: unknown }).code;
       out.push({

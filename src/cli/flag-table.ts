@@ -80,15 +80,26 @@ export const FLAGS = {
     value: "V",
     about: "ceiling; cannot be combined with `--protocol-version`",
   },
-  timeout: { type: S, scope: "connection", value: "MS", about: "baseline time budget, both phases" },
+  timeout: {
+    type: S,
+    scope: "connection",
+    value: "MS",
+    about: "baseline time budget, both phases (default 30000)",
+  },
   "discovery-timeout": {
     type: S,
     scope: "connection",
     value: "MS",
-    about: "the whole establishment deadline, tool listing included",
+    about: "the whole establishment deadline, tool listing included (default: `--timeout`)",
   },
   "connect-timeout": { type: S, scope: "connection", alias: "discovery-timeout" },
-  "call-timeout": { type: S, scope: "connection", value: "MS", about: "each call's deadline" },
+  "call-timeout": {
+    type: S,
+    scope: "connection",
+    value: "MS",
+    about:
+      "each call's deadline (default: `--timeout`); progress notifications extend it only with `--progress-timeout`",
+  },
   "probe-timeout": {
     type: S,
     scope: "connection",
@@ -139,7 +150,14 @@ export const FLAGS = {
   events: {
     type: B,
     scope: "connection",
-    about: "lifecycle events as JSON lines on stderr, before any error record",
+    about:
+      'lifecycle events as JSON lines on stderr, before any error record; a call\'s progress notifications too (`{"type":"progress",...}`), one-shot and on `@NAME`',
+  },
+  trace: {
+    type: B,
+    scope: "connection",
+    about:
+      "after the command, its spans as a waterfall on a terminal (stage, start, duration, outcome); with `OTEL_EXPORTER_OTLP_ENDPOINT` set, also exported over OTLP/HTTP",
   },
   "server-stderr": {
     type: B,
@@ -298,7 +316,7 @@ export const FLAGS = {
     value: "MS",
     helpNote: "(each progress notification restarts the call clock)",
     about:
-      "each progress notification restarts the call clock; `--call-timeout` (default 10 × MS) bounds the whole call",
+      "each progress notification restarts the call clock; `--call-timeout` (default 10 × MS) bounds the whole call. Without it progress extends nothing",
   },
   subscribe: {
     type: S,

@@ -27,12 +27,13 @@ const COMMON = `Connection options:
   --dpop                                 DPoP-bound tokens   --application-type native|web
   --config FILE                          read server names from this file only
   --fresh                                detect the era afresh (ignore and refresh the remembered one)
-  --json   --events   --debug   --server-stderr`;
+  --json   --events   --trace   --debug   --server-stderr`;
 
 export const HELP = `tether ${VERSION}: an MCP client that cannot hang, cannot leak and says what failed
 
 Usage:
   tether tools  <target> [options]                list the server's tools
+  tether tool   <target> <name> [options]         one tool: description, annotations, schemas, an example
   tether call   <target> <tool> [ARGS] [options]  call one tool
   tether probe  <target>... [options]             establish only; report how it went
   tether resources <target> [options]             list resources

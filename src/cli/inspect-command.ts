@@ -16,7 +16,7 @@ import { SessionLink } from "../sessions/link.ts";
 import type { SessionInfo } from "../sessions/wire.ts";
 import type { Context } from "./command.ts";
 import { configEnvironment, listServers } from "./config.ts";
-import { hintFor, spawnProblem } from "./error-line.ts";
+import { causes, hintFor, spawnProblem } from "./error-line.ts";
 import { openUrl } from "./open-url.ts";
 import { fitArguments } from "./schema-args.ts";
 import { isSessionTarget } from "./session-target.ts";
@@ -84,8 +84,14 @@ export async function runInspect(ctx: Context): Promise<number> {
       const record: Record<string, unknown> = { ...e.recordFor(ctx.redactor) };
       const spawnFailure = e.stage === "spawn" ? spawnProblem(e, ctx.spawned) : undefined;
       if (spawnFailure) record.message = ctx.redactor.messageText(spawnFailure);
-      // An argument the page's form got wrong is said in the message; the command's help is no hint.
-      const hint = /_argument$/.test(e.reason) ? undefined : hintFor(e.code, "inspect");
+      // The page has no --debug: where there is a cause, the hint is that cause (redacted), as
+      // --debug's hint line says it. An argument the page's form got wrong is said in the message.
+      const cause = causes(e, ctx.redactor)[0];
+      const hint = cause
+        ? `cause: ${cause.name}${cause.code ? ` ${cause.code}` : ""}: ${cause.message}`
+        : /_argument$/.test(e.reason)
+          ? undefined
+          : hintFor(e.code, "inspect");
       if (hint) record.hint = hint;
       return record;
     },

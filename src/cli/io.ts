@@ -13,6 +13,8 @@ export interface Io {
   /** Whether stderr is a terminal (the stage line is shown there, and only there). */
   stderrIsTty?: boolean;
   columns?: number;
+  /** Stderr's width, when it is a terminal (`--trace` draws its waterfall there). */
+  stderrColumns?: number;
   signal?: AbortSignal;
   /** Stdin's text, bounded (`--args-file -`). */
   readStdin?: () => Promise<string>;

@@ -11,11 +11,12 @@ import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import { checkFlags, parse } from "./argv.ts";
 import { type Context, context } from "./command.ts";
 import { COMMAND_NAMES, commandsTaking, loadCommand } from "./commands/table.ts";
-import { causes, errorLines, spawnProblem } from "./error-line.ts";
+import { causes, type ErrorHelp, errorLines, spawnProblem } from "./error-line.ts";
 import { EXIT_STATUS } from "./exit-codes.ts";
 import type { Io } from "./io.ts";
 import type { StageLine } from "./stage-line.ts";
 import { didYouMean } from "./suggest.ts";
+import type { CliTrace } from "./trace.ts";
 import { VERSION } from "./version.ts";
 
 /**
@@ -24,6 +25,7 @@ import { VERSION } from "./version.ts";
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let stageLine: StageLine | undefined;
+  let trace: CliTrace | undefined;
   const closing: Promise<void>[] = [];
   try {
     const status = await run(
@@ -33,7 +35,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         stageLine = line;
       },
       closing,
+      (t) => {
+        trace = t;
+      },
     );
+    trace?.end();
     if (closing.length > 0) {
       // The output is whole once run returns: it goes out now, then the connections finish closing.
       stageLine?.clear();
@@ -43,6 +49,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return status;
   } finally {
     stageLine?.clear();
+    // With --trace, after everything else the command wrote: the waterfall, and the OTLP export.
+    await trace?.report();
   }
 }
 
@@ -51,6 +59,7 @@ async function run(
   io: Io,
   onStageLine: (line: StageLine | undefined) => void,
   closing: Promise<void>[],
+  onTrace: (trace: CliTrace) => void,
 ): Promise<number> {
   // Everything after `--` is the server's: only the words before it are ours to read.
   const dash = argv.indexOf("--");
@@ -63,18 +72,18 @@ async function run(
   /** A result document for stdout: secrets redacted in every string, then JSON safe for a terminal. */
   const jsonOut = (doc: unknown) => `${terminalJson(redactor.redactDocument(doc))}\n`;
   /** The error for a person on a terminal (without --json), else the one JSON record. */
-  const writeError = (record: Record<string, unknown>) => {
+  const writeError = (record: Record<string, unknown>, help: Omit<ErrorHelp, "command"> = {}) => {
     if (io.stderrIsTty && !ours.includes("--json"))
       io.stderr(
-        errorLines(
-          record,
-          record.debug as { name: string; message: string }[] | undefined,
-          ours.find((a) => !a.startsWith("-")) ?? "",
-        ),
+        errorLines(record, record.debug as { name: string; message: string }[] | undefined, {
+          ...help,
+          command: ours.find((a) => !a.startsWith("-")) ?? "",
+        }),
       );
     else io.stderr(`${terminalJson(record)}\n`);
   };
   let ctx: Context | undefined;
+  let trace: CliTrace | undefined;
   try {
     const inv = parse(argv);
     debug = inv.values.debug ?? false;
@@ -102,6 +111,11 @@ async function run(
       );
     await checkFlags(inv, command.flags, commandsTaking);
     const quiet = command.quiet === true;
+    if (inv.values.trace) {
+      // The SDK and the waterfall load only with --trace (the exporter only with an endpoint too).
+      trace = await (await import("./trace.ts")).CliTrace.start(command.name, io, redactor);
+      onTrace(trace);
+    }
     ctx = context({
       inv,
       io,
@@ -112,6 +126,7 @@ async function run(
       onStageLine,
       commands: COMMAND_NAMES,
       quiet,
+      tracing: trace?.options,
     });
     return await command.run(ctx);
   } catch (error) {
@@ -122,8 +137,10 @@ async function run(
     const record: Record<string, unknown> = { ...e.recordFor(redactor) };
     const spawnFailure = e.stage === "spawn" ? spawnProblem(e, ctx?.spawned) : undefined;
     if (spawnFailure) record.message = redactor.messageText(spawnFailure);
-    if (debug) record.debug = causes(e, redactor);
-    writeError(record);
+    const found = causes(e, redactor);
+    if (debug) record.debug = found;
+    trace?.failed(e.code);
+    writeError(record, { hasCause: found.length > 0, hint: ctx?.hintFor(e), progressSeen: e.progressSeen });
     return EXIT_STATUS[e.code];
   }
 }

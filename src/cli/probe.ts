@@ -5,6 +5,13 @@ import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { ConnectOptions } from "../options/options.ts";
 import { PLAIN, type Style, table } from "./render.ts";
 
+/** What the probe table's marks mean: printed under it on a terminal (docs/cli.md says the same). */
+export const PROBE_LEGEND = `legend: STAGES: each stage and its time in ms; ! marks the stage that failed
+        HINT: used (a remembered era shortened detection), dropped (it proved wrong: detection
+        ran afresh), none (nothing remembered, or probe's own fresh detection)
+        -: not known, the target was not established; MS: the whole establishment, in ms
+`;
+
 /** How many targets are probed at once. */
 export const PROBE_CONCURRENCY = 4;
 

@@ -22,9 +22,9 @@ test("K1: every command is in --help, its own help, the completion scripts and d
     for (const command of COMMAND_NAMES) assert.ok(script.includes(command), `${shell}: ${command}`);
   }
   for (const command of commands) {
-    assert.ok(HELP.includes(`tether ${command.name}`), `--help: ${command.name}`);
+    assert.ok(HELP.includes(`tether ${command.name} `), `--help: ${command.name}`);
     assert.ok(commandHelp(command).startsWith(`Usage: tether ${command.name}`), `${command.name} --help`);
-    assert.ok(docs.includes(`tether ${command.name}`), `docs/cli.md: ${command.name}`);
+    assert.ok(docs.includes(`tether ${command.name} `), `docs/cli.md: ${command.name}`);
   }
 });
 

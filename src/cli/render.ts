@@ -2,7 +2,7 @@ import type { CallToolResult, Tool } from "../client/results.ts";
 import { terminalBlock, terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import { cutToWidth, displayWidth, padToWidth } from "./display-width.ts";
-import { typeLabel } from "./schema-args.ts";
+import { enumOf, typeLabel, typesOf } from "./schema-args.ts";
 
 function oneLine(text: unknown): string {
   return typeof text === "string" ? text.replace(/\s+/g, " ").trim() : "";
@@ -92,14 +92,113 @@ export function signature(tool: Tool): string {
   return `${tool.name}(${params.join(", ")})`;
 }
 
+/**
+ * The hints a tool's annotations declare, as words: `read-only`, `destructive`, `idempotent`,
+ * `open-world`. Only what the server said: a hint left out is not assumed from the spec's defaults
+ * (`destructive` is not shown for a read-only tool, where the spec says it means nothing).
+ */
+export function toolHints(tool: Tool): string[] {
+  const a = tool.annotations;
+  if (typeof a !== "object" || a === null) return [];
+  const hints: string[] = [];
+  if (a.readOnlyHint === true) hints.push("read-only");
+  if (a.destructiveHint === true && a.readOnlyHint !== true) hints.push("destructive");
+  if (a.idempotentHint === true) hints.push("idempotent");
+  if (a.openWorldHint === true) hints.push("open-world");
+  return hints;
+}
+
 export function renderTools(tools: Tool[], style: Style = PLAIN): string {
   if (tools.length === 0) return "(no tools)\n";
+  const description = (t: Tool) => (typeof t.description === "string" ? t.description : "");
+  // The annotations column appears when a tool declares any of them.
+  const hints = tools.map((t) => toolHints(t).join(", "));
+  if (hints.every((h) => h === ""))
+    return table(
+      ["TOOL", "DESCRIPTION"],
+      tools.map((t) => [signature(t), description(t)]),
+      style,
+    );
   return table(
-    ["TOOL", "DESCRIPTION"],
-    tools.map((t) => [signature(t), typeof t.description === "string" ? t.description : ""]),
+    ["TOOL", "ANNOTATIONS", "DESCRIPTION"],
+    tools.map((t, i) => [signature(t), hints[i]!, description(t)]),
     style,
   );
 }
+
+/** An example value of a schema: its default, its first enum member, or a value of its type (items filled in). */
+function exampleValue(schema: JsonObject, depth = 0): JsonValue {
+  if (schema.default !== undefined) return schema.default as JsonValue;
+  const members = enumOf(schema);
+  if (members) return members[0]!;
+  const types = typesOf(schema);
+  const object = (v: unknown) =>
+    typeof v === "object" && v !== null && !Array.isArray(v) ? (v as JsonObject) : undefined;
+  if (types.has("string") || types.size === 0) return "text";
+  if (types.has("integer") || types.has("number")) return 1;
+  if (types.has("boolean")) return true;
+  if (types.has("array")) {
+    const items = object(schema.items);
+    return items && depth < 3 && Object.keys(items).length > 0 ? [exampleValue(items, depth + 1)] : [];
+  }
+  if (types.has("object")) {
+    const props = object(schema.properties) ?? {};
+    const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
+    const out: JsonObject = {};
+    if (depth < 3) for (const k of required) out[k] = exampleValue(object(props[k]) ?? {}, depth + 1);
+    return out;
+  }
+  return null;
+}
+
+/** One `key=value` word of an example call; arrays, objects and null as `key:=json`. */
+function exampleWord(name: string, schema: JsonObject): string {
+  const value = exampleValue(schema);
+  // key=value is converted to the declared type; only arrays, objects and null need key:=json.
+  return typeof value === "object" ? `${name}:=${JSON.stringify(value)}` : `${name}=${String(value)}`;
+}
+
+/** The `key=value` words of an example call: every required argument, with an example value. */
+export function exampleArgs(tool: Tool): string[] {
+  const schema = tool.inputSchema as { properties?: Record<string, unknown>; required?: unknown };
+  const props = typeof schema.properties === "object" && schema.properties !== null ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
+  return required.flatMap((k) => {
+    const p = props[k];
+    return [
+      exampleWord(k, typeof p === "object" && p !== null && !Array.isArray(p) ? (p as JsonObject) : {}),
+    ];
+  });
+}
+
+/**
+ * One tool in full for `tether tool`: its signature and title, description, annotations, input
+ * and output schemas (terminal-safe JSON) and an example call line. Server text is sanitized.
+ */
+export function renderTool(tool: Tool, example: string, style: Style = PLAIN): string {
+  const lines = [bold(style, terminalLine(signature(tool)))];
+  const title = tool.title ?? tool.annotations?.title;
+  if (typeof title === "string" && title !== "") lines.push(`title: ${terminalLine(title)}`);
+  if (typeof tool.description === "string" && tool.description.trim() !== "")
+    lines.push("", terminalBlock(tool.description.trim()));
+  const hints = toolHints(tool);
+  lines.push("", `annotations: ${hints.length ? hints.join(", ") : "(none declared)"}`);
+  lines.push("", "input schema:", indent(terminalJson(tool.inputSchema ?? {}, 2)));
+  lines.push(
+    "",
+    tool.outputSchema === undefined
+      ? "output schema: (none declared)"
+      : `output schema:\n${indent(terminalJson(tool.outputSchema, 2))}`,
+  );
+  lines.push("", "example:", `  ${terminalLine(example)}`);
+  return `${lines.join("\n")}\n`;
+}
+
+const indent = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n");
 
 /** A value shown inside one of our `[...]` labels: one line, sanitized. */
 function label(value: unknown): string {
@@ -158,14 +257,23 @@ function promptArguments(prompt: JsonObject): string {
     .join(", ");
 }
 
-/** A resource read or a prompt: its text parts, one after another, sanitized. */
-export function renderText(result: JsonObject): string {
+/**
+ * A resource read or a prompt: its text parts, one after another, sanitized. A blob is named, never
+ * printed: `[binary image/png demo://logo]`, and on a terminal (`terminal`) with its decoded size,
+ * `[binary image/png 1234 bytes demo://logo]`.
+ */
+export function renderText(result: JsonObject, terminal = false): string {
   const parts: string[] = [];
   for (const c of Array.isArray(result.contents) ? result.contents : []) {
     if (typeof c === "object" && c !== null && !Array.isArray(c)) {
-      parts.push(
-        typeof c.text === "string" ? terminalBlock(c.text) : `[binary ${label(c.mimeType)} ${label(c.uri)}]`,
-      );
+      if (typeof c.text === "string") parts.push(terminalBlock(c.text));
+      else if (!terminal) parts.push(`[binary ${label(c.mimeType)} ${label(c.uri)}]`);
+      else {
+        const mime = typeof c.mimeType === "string" ? `${label(c.mimeType)} ` : "";
+        // The decoded size: base64 padding and any whitespace are not content.
+        const size = typeof c.blob === "string" ? `${Buffer.byteLength(c.blob, "base64")} bytes ` : "";
+        parts.push(`[binary ${mime}${size}${label(c.uri)}]`);
+      }
     }
   }
   for (const m of Array.isArray(result.messages) ? result.messages : []) {

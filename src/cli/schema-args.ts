@@ -1,4 +1,4 @@
-import type { Tool } from "../client/results.ts";
+import type { Prompt, Tool } from "../client/results.ts";
 import { configError } from "../errors/failures.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { GivenArgs } from "./args.ts";
@@ -11,6 +11,7 @@ type Schema = {
   anyOf?: unknown;
   oneOf?: unknown;
   properties?: unknown;
+  items?: unknown;
   required?: unknown;
   additionalProperties?: unknown;
 };
@@ -69,12 +70,46 @@ export function convert(text: string, schema: Schema): JsonValue | undefined {
   return undefined;
 }
 
-/** How a property's type reads in a message and in a signature: `number`, `"a"|"b"`. */
-export function typeLabel(schema: Schema): string {
+/** How deep item types are spelled out: `string[][]` still reads, deeper nesting is `array`. */
+const LABEL_DEPTH = 3;
+
+/**
+ * How a property's type reads in a message and in a signature: `number`, `"a"|"b"`, an array
+ * with its item type (`string[]`, `{name, …}[]`), an object with its first property names.
+ */
+export function typeLabel(schema: Schema, depth = 0): string {
   const members = enumOf(schema);
   if (members) return members.map((m) => JSON.stringify(m)).join("|");
-  const types = [...typesOf(schema)];
-  return types.length ? types.join("|") : "any";
+  const labels = new Set<string>();
+  const own = typeof schema.type === "string" ? [schema.type] : Array.isArray(schema.type) ? schema.type : [];
+  for (const t of own) {
+    if (typeof t !== "string") continue;
+    labels.add(t === "array" ? arrayLabel(schema, depth) : t === "object" ? objectLabel(schema) : t);
+  }
+  for (const list of [schema.anyOf, schema.oneOf])
+    if (Array.isArray(list))
+      for (const member of list) {
+        const label = typeLabel(asSchema(member), depth);
+        if (label !== "any") labels.add(label);
+      }
+  return labels.size ? [...labels].join("|") : "any";
+}
+
+/** `string[]`, `("a"|"b")[]`, `{name, …}[]`; `array` when the items are not described. */
+function arrayLabel(schema: Schema, depth: number): string {
+  const items = asSchema(schema.items);
+  if (depth >= LABEL_DEPTH || Object.keys(items).length === 0) return "array";
+  const inner = typeLabel(items, depth + 1);
+  if (inner === "any") return "array";
+  return inner.includes("|") ? `(${inner})[]` : `${inner}[]`;
+}
+
+/** `{name}`, `{name, …}` (its first property, and a mark when there are more); `object` without any. */
+function objectLabel(schema: Schema): string {
+  const props = asSchema(schema.properties);
+  const names = Object.keys(props);
+  if (names.length === 0) return "object";
+  return names.length === 1 ? `{${names[0]}}` : `{${names[0]}, …}`;
 }
 
 /** The tool the user named, or a `config` error suggesting the closest names (never another tool). */
@@ -128,11 +163,20 @@ export function fitArguments(tool: Tool, given: GivenArgs): JsonObject {
     }
     const property = asSchema(properties[key]);
     const fitted = convert(value, property);
-    if (fitted === undefined)
+    if (fitted === undefined) {
+      // A misspelled enum member gets the closest members (the value itself is never repeated).
+      const members = enumOf(property);
+      const near = members
+        ? didYouMean(
+            value,
+            members.map((m) => (typeof m === "string" ? m : JSON.stringify(m))),
+          )
+        : "";
       throw configError(
         "invalid_argument",
-        `${tool.name}: ${key} takes ${typeLabel(property)}, and the value given does not fit (${key}:=JSON sends a value as written)`,
+        `${tool.name}: ${key} takes ${typeLabel(property)}, and the value given does not fit${near} (${key}:=JSON sends a value as written)`,
       );
+    }
     out[key] = fitted;
   }
   const required = Array.isArray(schema.required) ? (schema.required as unknown[]).map(String) : [];
@@ -143,4 +187,38 @@ export function fitArguments(tool: Tool, given: GivenArgs): JsonObject {
       `${tool.name} needs ${missing.join(", ")} (required: ${required.join(", ")})`,
     );
   return out;
+}
+
+/**
+ * Checks a prompt's arguments against the ones it declares before anything is sent: an unknown
+ * name (with the closest declared ones) or a missing required argument is a `config` error.
+ * Values never appear in a message.
+ */
+export function checkPromptArguments(prompt: Prompt, args: Readonly<Record<string, string>>): void {
+  const declared = (Array.isArray(prompt.arguments) ? prompt.arguments : []).filter(
+    (a) => typeof a === "object" && a !== null && typeof a.name === "string",
+  );
+  const names = declared.map((a) => a.name);
+  for (const key of Object.keys(args))
+    if (!names.includes(key))
+      throw configError(
+        "unknown_argument",
+        `${prompt.name} has no argument ${JSON.stringify(key)}${didYouMean(key, names)}; its arguments: ${names.join(", ") || "none"}`,
+      );
+  const required = declared.filter((a) => a.required === true).map((a) => a.name);
+  const missing = required.filter((r) => !(r in args));
+  if (missing.length > 0)
+    throw configError(
+      "missing_argument",
+      `${prompt.name} needs ${missing.join(", ")} (required: ${required.join(", ")})`,
+    );
+}
+
+/**
+ * A call's arguments fitted to its tool's schema (the `config` error when they do not fit); with
+ * no listing (the server could not list its tools) they go as written. One rule for `call`
+ * one-shot and for the session process, which checks a call on `@NAME` itself.
+ */
+export function fitCall(tool: string, listed: readonly Tool[] | undefined, given: GivenArgs): JsonObject {
+  return listed ? fitArguments(findTool(tool, listed), given) : given.args;
 }

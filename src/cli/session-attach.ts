@@ -8,7 +8,6 @@ import type { ConnectOptions } from "../options/options.ts";
 import { sessionPlace } from "../sessions/folder.ts";
 import { SessionLink } from "../sessions/link.ts";
 import { attach, type RemoteClient } from "../sessions/remote-client.ts";
-import { sessionClosedError } from "../sessions/wire.ts";
 import { sessionName } from "./session-target.ts";
 
 /**
@@ -21,8 +20,7 @@ export async function attachSession(
   env: NodeJS.ProcessEnv,
 ): Promise<Client> {
   const name = sessionName(target);
-  const link = await SessionLink.find(sessionPlace(env), options.signal);
-  if (!link) throw sessionClosedError(name, "is not running (no session process)");
+  const link = await SessionLink.forSession(sessionPlace(env), name, options.signal);
   const client: RemoteClient = await attach(link, name, {
     callTimeoutMs: options.call?.timeoutMs ?? options.timeoutMs,
     callMaxBytes: options.call?.maxResponseBytes ?? options.maxResponseBytes,

@@ -22,6 +22,7 @@ import { errorFromWire, type SessionInfo, sessionClosedError } from "../sessions
 import { afresh, cacheDir, FileEraHints } from "./era-hint-file.ts";
 import type { Io } from "./io.ts";
 import { type Style, table } from "./render.ts";
+import { fitCall } from "./schema-args.ts";
 import { isSessionTarget, sessionName } from "./session-target.ts";
 
 /** How long `session list` and `session stop` wait for the session process to answer. */
@@ -257,6 +258,8 @@ export async function runSession(c: SessionCommand): Promise<number> {
       await runDaemon({
         place,
         connectOptions: daemonConnectOptions,
+        // A call on @NAME is checked where the schema is held: one round trip, not three.
+        checkArguments: fitCall,
         signal: c.io.signal,
         onReady: () => (c.io.stdoutNow ?? c.io.stdout)(`${READY_LINE} ${process.pid}\n`),
       });

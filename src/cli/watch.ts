@@ -8,6 +8,7 @@ import type { LoggingLevel } from "../client/results.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
 import type { JsonValue } from "../jsonrpc/messages.ts";
+import { progressRecord } from "./progress-event.ts";
 
 export interface WatchOptions {
   logLevel?: LoggingLevel;
@@ -49,13 +50,7 @@ export async function watch(client: Client, o: WatchOptions): Promise<void> {
       const total = typeof p.total === "number" ? p.total : undefined;
       const message = typeof p.message === "string" ? p.message : undefined;
       emit(
-        {
-          type: "progress",
-          progressToken: token,
-          progress: p.progress,
-          ...(total !== undefined ? { total } : {}),
-          ...(message !== undefined ? { message } : {}),
-        },
+        progressRecord({ progressToken: token, progress: p.progress, total, message }),
         `progress ${token}: ${p.progress}${total !== undefined ? `/${total}` : ""}${message ? ` ${message}` : ""}`,
       );
     }),

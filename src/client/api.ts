@@ -62,6 +62,8 @@ export interface OperationOptions {
 
 /** A progress notification for one call. */
 export interface Progress {
+  /** The token this call's request carried (the one `notifications/progress` names). */
+  progressToken: string | number;
   progress: number;
   total?: number;
   message?: string;

@@ -8,6 +8,7 @@ import type { OutputValidator } from "../options/output-validator.ts";
 import type { ResolvedOptions } from "../options/resolve.ts";
 import { declaredExtensions, type Extensions } from "../protocol/extensions.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
+import type { RequestTracing } from "../tracing/api.ts";
 import type {
   CallOptions,
   Client,
@@ -62,6 +63,8 @@ export interface ClientExtras {
   validateOutput?: OutputValidator | false;
   /** Which establishment attempt produced this client (1-based). */
   attempts?: number;
+  /** A span per request, when `tracing` is on. */
+  tracing?: RequestTracing;
 }
 
 /**
@@ -117,6 +120,7 @@ export class ConnectedClient implements Client {
       session: this.#session,
       options,
       redactor: this.#redactor,
+      tracing: extras.tracing,
     });
     this.#listBounds = {
       maxListPages: options.maxListPages,

@@ -1,7 +1,7 @@
 import type { CallEffect, Era, Phase, Stage, TransportMode } from "../errors/codes.ts";
 import { limitError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
-import type { TetherError } from "../errors/tether-error.ts";
+import { TetherError } from "../errors/tether-error.ts";
 import { forCall, toPublicError } from "../errors/to-public.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import type { Reply, Session } from "../jsonrpc/session.ts";
@@ -13,6 +13,7 @@ import type { ResolvedOptions } from "../options/resolve.ts";
 import { type Extensions, TASKS_EXTENSION, withExtensions } from "../protocol/extensions.ts";
 import { type HeaderParam, modernHeaders, withModernMeta } from "../protocol/modern-headers.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
+import type { RequestTracing } from "../tracing/api.ts";
 import type { CallOptions } from "./api.ts";
 import { handlerFor } from "./handlers.ts";
 import type { LoggingLevel } from "./results.ts";
@@ -57,6 +58,8 @@ export interface Connection {
   protocolVersion: ProtocolVersion;
   options: ResolvedOptions;
   redactor: Redactor;
+  /** A span per request, when `tracing` is on; undefined costs the request path one branch. */
+  tracing?: RequestTracing | undefined;
 }
 
 /**
@@ -140,6 +143,32 @@ export class RequestPath {
     route: Route,
     options: CallOptions,
   ): Promise<JsonObject> {
+    let progressSeen = 0;
+    const counted: CallOptions = options.onProgress
+      ? {
+          ...options,
+          onProgress: (p) => {
+            progressSeen++;
+            options.onProgress?.(p);
+          },
+        }
+      : options;
+    try {
+      return await this.#operation(method, params, route, counted);
+    } catch (error) {
+      // A fact for whoever explains the failure: progress arrived while the operation ran (and,
+      // unless resetTimeoutOnProgress, extended nothing).
+      if (progressSeen > 0 && error instanceof TetherError) error.progressSeen = progressSeen;
+      throw error;
+    }
+  }
+
+  #operation(
+    method: string,
+    params: JsonObject | undefined,
+    route: Route,
+    options: CallOptions,
+  ): Promise<JsonObject> {
     const { stage, phase } = route;
     const { session, options: o, redactor } = this.#c;
     return this.bounded(route, options, async (bounds, sent) => {
@@ -203,7 +232,8 @@ export class RequestPath {
   /**
    * Sends one request in the negotiated era's envelope: 2026-07-28 requests carry the `_meta`
    * fields (the log level too, once set; the tasks extension when the request accepts a task)
-   * and, on HTTP, the standard headers.
+   * and, on HTTP, the standard headers. With tracing on, the request goes out inside its span,
+   * its trace context in `_meta`.
    */
   send(method: string, params: JsonObject | undefined, bounds: Bounds, route?: Route): Promise<Reply> {
     const { session, options: o, protocolVersion } = this.#c;
@@ -216,14 +246,20 @@ export class RequestPath {
       const capabilities = route?.task ? withTasksExtension(o.capabilities) : o.capabilities;
       finalParams = withModernMeta({ ...params, _meta: meta }, protocolVersion, o.clientInfo, capabilities);
     }
-    return session.request(method, finalParams, {
+    const request = {
       signal: bounds.clock.cancellation,
       maxBytes: bounds.maxBytes,
       headers:
         modern && http ? modernHeaders(protocolVersion, method, params, route?.headerParams) : undefined,
       // Modern HTTP cancels by closing the reply stream; everything else says so explicitly.
       cancelOnAbort: !(modern && http),
-    });
+    };
+    const tracing = this.#c.tracing;
+    if (tracing)
+      return tracing.request(method, finalParams, session, protocolVersion, (p) =>
+        session.request(method, p, request),
+      );
+    return session.request(method, finalParams, request);
   }
 
   /**
@@ -286,6 +322,7 @@ export class RequestPath {
       if (options.resetTimeoutOnProgress) deadline.touch();
       try {
         listener({
+          progressToken: token,
           progress: p.progress,
           total: typeof p.total === "number" ? p.total : undefined,
           message: typeof p.message === "string" ? this.#c.redactor.serverText(p.message) : undefined,

@@ -53,7 +53,12 @@ export async function runAttempt(
   let client: ConnectedClient | undefined;
   try {
     let established = await establish(detection, runner, sessions, n);
-    client = new ConnectedClient(established, o, { ...extras, redactor: rt.redactor, attempts: n });
+    client = new ConnectedClient(established, o, {
+      ...extras,
+      redactor: rt.redactor,
+      attempts: n,
+      tracing: rt.tracing,
+    });
     if (o.prefetchTools) {
       // The establishment deadline's signal bounds the listing; the budget it reports is the whole one.
       const list = (c: ConnectedClient) =>
@@ -70,7 +75,12 @@ export async function runAttempt(
         client = undefined;
         await stale.close();
         established = await establish(detection, runner, sessions, n);
-        client = new ConnectedClient(established, o, { ...extras, redactor: rt.redactor, attempts: n });
+        client = new ConnectedClient(established, o, {
+          ...extras,
+          redactor: rt.redactor,
+          attempts: n,
+          tracing: rt.tracing,
+        });
         await list(client);
       }
     }

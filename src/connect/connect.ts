@@ -50,6 +50,7 @@ export async function connect(options: ConnectOptions): Promise<Client> {
           primary.attempts = n;
           primary.laterFailures = failures.filter((f) => f !== primary);
           if (o.recovery.maxAttempts > 1) primary.recoveryStopped = stop;
+          rt.tracing?.failed(primary);
           throw primary;
         }
       }

@@ -173,8 +173,11 @@ function recoveryOfReported(e: TetherError): RecoverySign {
 
 function ofReported(e: TetherError): FailureLabel {
   const exited = e.code === "connection" && (e.closure === "process_exit" || e.closure === "eof");
-  // Some legacy stdio servers exit on any request before initialize.
-  const era: EraSign = exited ? { era: "legacy", evidence: "exited", fresh: true } : NO_ERA;
+  // Some legacy stdio servers exit on any request before initialize. One that exited with a
+  // failure status before answering anything is broken instead: nothing about its era, and
+  // starting it again for another era would only repeat its death.
+  const era: EraSign =
+    exited && !e.failedAtStart ? { era: "legacy", evidence: "exited", fresh: true } : NO_ERA;
   return {
     code: e.code,
     reason: e.reason,
@@ -185,7 +188,9 @@ function ofReported(e: TetherError): FailureLabel {
     security: e.security,
     era,
     recovery: recoveryOfReported(e),
-    disprovesHint: era.era !== "none" || (e.code === "connection" && e.reason !== "refused" && !e.security),
+    disprovesHint:
+      era.era !== "none" ||
+      (e.code === "connection" && e.reason !== "refused" && !e.security && !e.failedAtStart),
     retryAfterMs: undefined,
   };
 }

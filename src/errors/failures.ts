@@ -68,7 +68,7 @@ export function closedError(
   closure: ClosureCategory,
   detail: string,
   cause?: unknown,
-  extra: { httpStatus?: number } = {},
+  extra: { httpStatus?: number; stderrTail?: string; failedAtStart?: boolean } = {},
 ): TetherError {
   return new TetherError({
     ...where,

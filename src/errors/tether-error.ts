@@ -1,5 +1,6 @@
 import type { CallEffect, CancellationSource, ClosureCategory, ErrorCode, Phase, Stage } from "./codes.ts";
 import { baseRedactor, type Redactor } from "./redact.ts";
+import { rescrubTail } from "./stderr-tail.ts";
 
 /** The limits in force when something failed: names of options and their values. */
 export type Limits = Readonly<Record<string, number>>;
@@ -24,6 +25,10 @@ export interface TetherErrorInit {
   cancellation?: CancellationSource;
   /** Marks a failure that recovery must never retry (credentials, TLS, the application's own veto). */
   security?: boolean;
+  /** The last lines of a stdio server's stderr, when it died during establishment (see stderr-tail.ts). */
+  stderrTail?: string;
+  /** A stdio server that exited with a failure status, or was killed, before it answered anything. */
+  failedAtStart?: boolean;
   cause?: unknown;
   redactor?: Redactor;
 }
@@ -44,6 +49,7 @@ export interface ErrorRecord {
   rpcCode: number | null;
   rpcMessage?: string;
   effect?: CallEffect;
+  stderrTail?: string;
 }
 
 /**
@@ -66,6 +72,17 @@ export class TetherError extends Error {
   readonly closure: ClosureCategory | undefined;
   readonly cancellation: CancellationSource | undefined;
   readonly security: boolean;
+  /**
+   * When a stdio server exited or closed its output before establishment completed: the last
+   * lines it wrote to its stderr (at most 20 lines and 2 KiB, sanitized for a terminal, every
+   * configured secret, URL and credential redacted), joined by `\n`. In the record too.
+   */
+  readonly stderrTail: string | undefined;
+  /**
+   * A stdio server that exited with a failure status (or was killed) before it answered anything:
+   * it is broken, not speaking another era, so it is not started again to try one.
+   */
+  readonly failedAtStart: boolean;
   /** Which establishment attempt failed (1-based). */
   attempt: number;
   /** How many establishment attempts were made in all. */
@@ -76,6 +93,12 @@ export class TetherError extends Error {
   recoveryStopped: string | undefined;
   /** Failures while disposing resources; they never replace this error. */
   cleanupErrors: unknown[] = [];
+  /**
+   * How many progress notifications the failed operation received before it failed (0: none, or
+   * it asked for none). In process only, never in the record: what explains a budget that ran out
+   * while progress arrived (the CLI's hint names `--progress-timeout`).
+   */
+  progressSeen = 0;
 
   constructor(init: TetherErrorInit) {
     const redactor = init.redactor ?? baseRedactor;
@@ -94,6 +117,8 @@ export class TetherError extends Error {
     this.closure = init.closure;
     this.cancellation = init.cancellation;
     this.security = init.security ?? false;
+    this.stderrTail = init.stderrTail === undefined ? undefined : rescrubTail(init.stderrTail, redactor);
+    this.failedAtStart = init.failedAtStart ?? false;
     this.attempt = init.attempt ?? 1;
     this.attempts = init.attempt ?? 1;
   }
@@ -116,6 +141,7 @@ export class TetherError extends Error {
     if (this.limits) record.limits = { ...this.limits };
     if (this.rpcMessage !== undefined) record.rpcMessage = this.rpcMessage;
     if (this.effect !== undefined) record.effect = this.effect;
+    if (this.stderrTail !== undefined) record.stderrTail = this.stderrTail;
     return record;
   }
 
@@ -128,6 +154,11 @@ export class TetherError extends Error {
     const record = this.toJSON();
     record.message = redactor.messageText(record.message);
     if (record.rpcMessage !== undefined) record.rpcMessage = redactor.serverText(record.rpcMessage);
+    if (record.stderrTail !== undefined) {
+      const tail = rescrubTail(record.stderrTail, redactor);
+      if (tail === undefined) delete record.stderrTail;
+      else record.stderrTail = tail;
+    }
     return record;
   }
 

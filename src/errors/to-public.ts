@@ -88,6 +88,8 @@ export function forCall(error: TetherError, where: Where): TetherError {
     closure: error.closure,
     cancellation: error.cancellation,
     security: error.security,
+    stderrTail: error.stderrTail,
+    failedAtStart: error.failedAtStart,
     attempt: error.attempt,
     cause: error,
     redactor: where.redactor,

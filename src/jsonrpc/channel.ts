@@ -67,6 +67,11 @@ export interface ChannelTerms {
  */
 export interface Transport {
   readonly mode: TransportMode;
+  /**
+   * The session the server named (Streamable HTTP's `Mcp-Session-Id`), while there is one; only
+   * tracing reads it (`mcp.session.id`).
+   */
+  readonly sessionId?: string | undefined;
   /** Opens the channel (spawns, or waits for the SSE endpoint); bounded by `signal`. */
   start(signal: AbortSignal): Promise<void>;
   /**

@@ -183,6 +183,11 @@ export class Session {
     if (this.#state === "connecting") this.#state = "open";
   }
 
+  /** The id the next request will carry (tracing names it, `jsonrpc.request.id`). */
+  get nextRequestId(): number {
+    return this.#nextId;
+  }
+
   request(method: string, params: JsonObject | undefined, options: RequestOptions): Promise<Reply> {
     if (this.#closure) return Promise.reject(this.#closure);
     if (options.signal.aborted) return Promise.reject(options.signal.reason);

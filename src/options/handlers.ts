@@ -24,6 +24,13 @@ export interface HandlerContext {
 export interface ClientHandlers {
   /** `elicitation/create`: return `{ action: "accept", content }`, `{ action: "decline" }` or `{ action: "cancel" }`. */
   elicitation?: (params: JsonObject, context: HandlerContext) => Promise<JsonObject> | JsonObject;
+  /**
+   * The elicitation modes `elicitation` serves: `form` (the default, declared as
+   * `elicitation: {}`) and `url` (SEP-1036: `mode: "url"` requests carry a `url` and an
+   * `elicitationId`; `accept` means the user agreed to open it). With `url` the capability is
+   * declared mode by mode (`elicitation: { form: {}, url: {} }`).
+   */
+  elicitationModes?: readonly ("form" | "url")[];
   /** `sampling/createMessage`: return a CreateMessageResult. */
   sampling?: (params: JsonObject, context: HandlerContext) => Promise<JsonObject> | JsonObject;
   /** `roots/list`: return `{ roots: [{ uri, name? }] }`. */
@@ -37,7 +44,10 @@ export interface ClientHandlers {
  */
 export function capabilitiesOf(handlers: ClientHandlers | undefined): JsonObject {
   const caps: JsonObject = {};
-  if (handlers?.elicitation) caps.elicitation = {};
+  if (handlers?.elicitation) {
+    const modes = handlers.elicitationModes;
+    caps.elicitation = modes?.includes("url") ? Object.fromEntries(modes.map((m) => [m, {}])) : {};
+  }
   if (handlers?.sampling) caps.sampling = {};
   if (handlers?.roots) caps.roots = { listChanged: false };
   return caps;

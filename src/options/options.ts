@@ -8,6 +8,22 @@ import type { OutputValidator } from "./output-validator.ts";
 import type { RecoveryPolicy, TransientRetryPolicy } from "./recovery-policy.ts";
 import type { TokenStore } from "./token-store.ts";
 
+/** An OpenTelemetry `TracerProvider` (typed by shape: the peer's types are not needed to compile). */
+export interface TracerProviderLike {
+  getTracer(name: string, version?: string, options?: { schemaUrl?: string }): unknown;
+}
+
+/** An OpenTelemetry `MeterProvider` (typed by shape, like `TracerProviderLike`). */
+export interface MeterProviderLike {
+  getMeter(name: string, version?: string, options?: { schemaUrl?: string }): unknown;
+}
+
+/** Where `tracing` sends what it records; each defaults to the one registered globally. */
+export interface TracingOptions {
+  tracerProvider?: TracerProviderLike;
+  meterProvider?: MeterProviderLike;
+}
+
 /** A phase's own budget; each field overrides the baseline for that phase only. */
 export interface PhaseBudget {
   /** Time budget of the phase, in ms. Discovery: the whole establishment deadline. Call: each call's deadline. */
@@ -205,6 +221,14 @@ export interface ConnectSettings {
   prefetchTools?: boolean;
   /** Cancels establishment; linked into every wait. Never aborted by us. */
   signal?: AbortSignal;
+  /**
+   * OpenTelemetry spans and the client duration metric, as the semantic conventions for MCP name
+   * them: a span for the establishment with its attempts and stages, one per request (its trace
+   * context sent in `params._meta`), never a payload, argument or secret. Needs the optional
+   * peer `@opentelemetry/api`, loaded only when this is set; `true` uses the globally registered
+   * providers. Default off: nothing is loaded and a request costs nothing more.
+   */
+  tracing?: boolean | TracingOptions;
   /** Payload-free lifecycle events. A listener that throws cannot break the connection. */
   onEvent?: (event: LifecycleEvent) => void;
   /**

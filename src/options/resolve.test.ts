@@ -115,3 +115,18 @@ test("P2: one target, checked by the compiler; a JavaScript caller passing both 
   assert.equal(resolveOptions({ url: "http://127.0.0.1:1/mcp", transport: "sse" }).target.kind, "http");
   assert.equal(resolveOptions({ command: "node", args: ["server.mjs"], cwd: "/" }).target.kind, "stdio");
 });
+
+test("P2: handlers.elicitationModes declares URL mode mode by mode; anything but form and url is refused", () => {
+  const elicitation = () => ({ action: "decline" });
+  const caps = (modes?: ("form" | "url")[]) =>
+    resolveOptions({ ...base, handlers: { elicitation, elicitationModes: modes } }).capabilities;
+  assert.deepEqual(caps(), { elicitation: {} });
+  assert.deepEqual(caps(["form"]), { elicitation: {} });
+  assert.deepEqual(caps(["form", "url"]), { elicitation: { form: {}, url: {} } });
+  assert.deepEqual(caps(["url"]), { elicitation: { url: {} } });
+  for (const bad of [[], ["forms"], "url"])
+    configFailure(
+      () => resolveOptions({ ...base, handlers: { elicitation, elicitationModes: bad as never } }),
+      "handlers.elicitationModes",
+    );
+});

@@ -16,7 +16,7 @@ import {
 import type { FetchFn, SpawnFn } from "./deps.ts";
 import { type ClientHandlers, capabilitiesOf } from "./handlers.ts";
 import { limit } from "./limits.ts";
-import type { ConnectOptions } from "./options.ts";
+import type { ConnectOptions, TracingOptions } from "./options.ts";
 import type { RecoveryPolicy } from "./recovery-policy.ts";
 import { type ResolvedAuth, resolveAuth } from "./resolve-auth.ts";
 import { hasUrlCredentials } from "./url-credentials.ts";
@@ -79,6 +79,8 @@ export interface ResolvedOptions {
   auth: ResolvedAuth | undefined;
   /** Every secret the options hold (header values, URL credentials, env values, client secrets), for the redactor. */
   secrets: readonly string[];
+  /** OpenTelemetry, when asked for (`tracing: true` is `{}`: the global providers). */
+  tracing: TracingOptions | undefined;
   /** The caller's event listener, if any. */
   onEvent: ((event: LifecycleEvent) => void) | undefined;
   /**
@@ -121,6 +123,12 @@ function handlers(h: ClientHandlers | undefined): ClientHandlers | undefined {
     if (h[k] !== undefined && typeof h[k] !== "function")
       throw configError("invalid_option", `handlers.${k} must be a function`);
   }
+  const modes = h.elicitationModes;
+  if (
+    modes !== undefined &&
+    (!Array.isArray(modes) || modes.length === 0 || modes.some((m) => m !== "form" && m !== "url"))
+  )
+    throw configError("invalid_option", 'handlers.elicitationModes must list "form" and/or "url"');
   return h;
 }
 
@@ -272,6 +280,26 @@ function extraSecrets(value: unknown): string[] {
   return value as string[];
 }
 
+/** `tracing`: off, the global providers, or the caller's; anything else is a config error. */
+function tracing(value: unknown): TracingOptions | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return {};
+  const provider = (v: unknown, method: string) =>
+    v === undefined ||
+    (typeof v === "object" && v !== null && typeof (v as Record<string, unknown>)[method] === "function");
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    provider((value as TracingOptions).tracerProvider, "getTracer") &&
+    provider((value as TracingOptions).meterProvider, "getMeter")
+  )
+    return { ...(value as TracingOptions) };
+  throw configError(
+    "invalid_option",
+    "tracing must be true, false or { tracerProvider?, meterProvider? } (OpenTelemetry providers)",
+  );
+}
+
 /** Normalises and validates options once, before any I/O. Throws a `config` TetherError. */
 export function resolveOptions(o: ConnectOptions): ResolvedOptions {
   if (typeof o !== "object" || o === null) throw configError("invalid_option", "options must be an object");
@@ -322,6 +350,7 @@ export function resolveOptions(o: ConnectOptions): ResolvedOptions {
     eraHints: o.eraHints === false ? undefined : (o.eraHints ?? processEraHints),
     auth: t.kind === "http" ? auth : undefined,
     secrets,
+    tracing: tracing(o.tracing),
     onEvent: o.onEvent,
     fetch: o.deps?.fetch,
     spawn: o.deps?.spawn ?? spawn,

@@ -10,7 +10,8 @@
  */
 import { chmodSync, lstatSync, rmSync } from "node:fs";
 import { createServer, connect as netConnect, type Server, type Socket } from "node:net";
-import type { Client } from "../client/api.ts";
+import type { CallOptions, Client } from "../client/api.ts";
+import type { Tool } from "../client/results.ts";
 import { connect } from "../connect/connect.ts";
 import { configError, interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
@@ -58,6 +59,18 @@ export interface DaemonOptions {
   /** Called once the socket listens (or another live daemon already does). */
   onReady?: (already: boolean) => void;
   startGraceMs?: number;
+  /**
+   * Fits a `tool` request's arguments to the tool's input schema (the listing as a command on
+   * the session sees it, redacted), or throws the `config` error a one-shot command would; absent
+   * or with no listing (`listed` undefined), the arguments go as given.
+   */
+  checkArguments?: (tool: string, listed: readonly Tool[] | undefined, given: GivenArguments) => JsonObject;
+}
+
+/** A `tool` request's arguments as the command read them: which keys came as `key=value` text. */
+export interface GivenArguments {
+  args: JsonObject;
+  plain: Set<string>;
 }
 
 interface Session {
@@ -242,6 +255,8 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
         }
         case "call":
           return await call(peer, frame);
+        case "tool":
+          return await tool(peer, frame);
         case "listen":
           return listen(peer, frame);
         case "unlisten": {
@@ -350,6 +365,71 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
       await new Promise((resolve) => setImmediate(resolve));
       const ceiling = typeof given.maxResponseBytes === "number" ? given.maxResponseBytes : s.callMaxBytes;
       await reply(peer, id, { ok: redact(result ?? null) as Frame }, replyFrameCeiling(ceiling));
+    } finally {
+      release();
+      peer.inflight.delete(id);
+    }
+  }
+
+  /** The listing the session's commands see: redacted, kept as long as the client's cache is. */
+  const redactedTools = new WeakMap<readonly Tool[], readonly Tool[]>();
+  const toolsSeen = (s: Session, tools: readonly Tool[]): readonly Tool[] => {
+    const seen = redactedTools.get(tools) ?? s.client.redact(tools);
+    redactedTools.set(tools, seen);
+    return seen;
+  };
+
+  /**
+   * `tether call @NAME TOOL ARGS` in one round trip: the tool listing (the client's cache, or one
+   * tools/list under the command's discovery budget), the arguments fitted to the tool's schema
+   * here, then the call under the command's call budget. A `calling` frame says the call is about
+   * to leave, with the session's own budget and ceiling for a command that names none; progress
+   * goes out as it arrives; the reply is the result or the one error, as for `call`.
+   */
+  async function tool(peer: Peer, frame: Frame): Promise<void> {
+    const { id } = frame;
+    const s = live(frame.session);
+    const name = typeof frame.tool === "string" ? frame.tool : "";
+    const given = (typeof frame.options === "object" && frame.options !== null ? frame.options : {}) as Frame;
+    const number = (v: unknown) => (typeof v === "number" ? v : undefined);
+    const ac = new AbortController();
+    const release = s.idle.begin();
+    peer.inflight.set(id, ac);
+    const redact = <T>(v: T): T => s.client.redact(v);
+    try {
+      const listed =
+        s.client.cachedTools ??
+        (await s.client
+          .listTools({
+            signal: ac.signal,
+            timeoutMs: number(given.discoveryTimeoutMs),
+            maxResponseBytes: number(given.discoveryMaxBytes),
+          })
+          .catch((error: unknown) => {
+            // A server that cannot list its tools leaves the schema unknown: the arguments go as written.
+            if (error instanceof TetherError && error.code === "remote_error") return undefined;
+            throw error;
+          }));
+      const args = (typeof frame.args === "object" && frame.args !== null ? frame.args : {}) as JsonObject;
+      const plain = new Set(
+        Array.isArray(frame.plain) ? frame.plain.filter((k) => typeof k === "string") : [],
+      );
+      const fitted = o.checkArguments
+        ? o.checkArguments(name, listed && toolsSeen(s, listed), { args, plain })
+        : args;
+      const options: CallOptions = { signal: ac.signal };
+      for (const key of WIRE_OPTIONS) if (given[key] !== undefined) (options as Frame)[key] = given[key];
+      if (given.progress === true)
+        options.onProgress = (p) => void peer.writer.write({ id, progress: redact(p) as unknown as Frame });
+      void peer.writer.write({
+        id,
+        calling: { callTimeoutMs: s.callTimeoutMs, callMaxBytes: s.callMaxBytes },
+      });
+      const result = await s.client.callTool(name, fitted, options);
+      // As for `call`: notifications that came before the result go out ahead of it.
+      await new Promise((resolve) => setImmediate(resolve));
+      const ceiling = typeof given.maxResponseBytes === "number" ? given.maxResponseBytes : s.callMaxBytes;
+      await reply(peer, id, { ok: redact(result) as unknown as Frame }, replyFrameCeiling(ceiling));
     } finally {
       release();
       peer.inflight.delete(id);

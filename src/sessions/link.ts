@@ -8,7 +8,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { checkFolder, checkSocket, prepareFolder, type SessionPlace } from "./folder.ts";
 import { type Frame, MAX_FRAME_BYTES, readFrames, writeFrame } from "./frames.ts";
 import { connectionErrorFor, unanswered } from "./launch-errors.ts";
-import { errorToWire } from "./wire.ts";
+import { errorToWire, sessionClosedError } from "./wire.ts";
 
 /** How long a command waits for a daemon it started to say it is ready. */
 export const DAEMON_READY_MS = 15_000;
@@ -86,6 +86,13 @@ export class SessionLink {
       });
     });
     return socket ? new SessionLink(socket) : undefined;
+  }
+
+  /** The link for a command on session `name`: `connection`/`closed` when no session process runs. */
+  static async forSession(place: SessionPlace, name: string, signal?: AbortSignal): Promise<SessionLink> {
+    const link = await SessionLink.find(place, signal);
+    if (!link) throw sessionClosedError(name, "is not running (no session process)");
+    return link;
   }
 
   /** The link to the running daemon, starting one (detached, by `launch`) when there is none. */

@@ -15,18 +15,17 @@ import type {
 import type { Task, Tool } from "../client/results.ts";
 import { loadSkill } from "../client/skills.ts";
 import type { Era, TransportMode } from "../errors/codes.ts";
-import { interruptError } from "../errors/failures.ts";
-import { Interrupt } from "../errors/interrupt.ts";
-import { TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { LIMITS } from "../options/limits.ts";
 import { declaredExtensions } from "../protocol/extensions.ts";
 import type { ProtocolVersion } from "../protocol/versions.ts";
-import { CLEANUP_GRACE_MS } from "../transport/grace.ts";
 import { type Frame, replyFrameCeiling } from "./frames.ts";
+import { cancelled, LOCAL_GRACE_MS, stuck } from "./launch-errors.ts";
 import type { SessionLink } from "./link.ts";
 import {
+  answerError,
   DISCOVERY_OPERATIONS,
+  daemonGone,
   errorFromWire,
   type ListenKind,
   type Operation,
@@ -41,12 +40,6 @@ export interface CommandBudgets {
   discoveryTimeoutMs?: number;
   discoveryMaxBytes?: number;
 }
-
-/**
- * Past its own budget, how long a command waits for the daemon's answer before it gives up on
- * its own: the daemon's client settles first unless the daemon itself is stuck.
- */
-const LOCAL_GRACE_MS = 2 * CLEANUP_GRACE_MS + 1_000;
 
 type Options = OperationOptions &
   Partial<Pick<CallOptions, "onProgress" | "resetTimeoutOnProgress" | "maxTotalTimeoutMs">> &
@@ -94,19 +87,17 @@ function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudg
         if (guard) clearTimeout(guard);
         fn();
       };
+      let progressSeen = 0;
       const id = link.request(
         { op: "call", session: name, method, args: args.map((a) => a ?? null), options: wire },
         (f) => {
-          if ("progress" in f) quietly(() => options.onProgress?.(f.progress as never));
-          else if ("status" in f) quietly(() => options.onStatus?.(f.status as never));
+          if ("progress" in f) {
+            progressSeen++;
+            quietly(() => options.onProgress?.(f.progress as never));
+          } else if ("status" in f) quietly(() => options.onStatus?.(f.status as never));
           else if ("ok" in f) finish(() => resolve(f.ok as T));
-          else if ("error" in f) finish(() => reject(errorFromWire(f.error)));
-          else if (f.closed === true)
-            finish(() =>
-              reject(
-                sessionClosedError(name, "ended: its session process went away", sent ? "unknown" : "none"),
-              ),
-            );
+          else if ("error" in f) finish(() => reject(answerError(f.error, progressSeen)));
+          else if (f.closed === true) finish(() => reject(daemonGone(name, sent)));
         },
       );
       // A daemon that stops answering altogether cannot hold the command past its budget.
@@ -234,26 +225,6 @@ function quietly(fn: () => void): void {
   } catch {
     // A progress or status callback's failure is its own.
   }
-}
-
-function cancelled(reason: unknown): TetherError {
-  return interruptError(new Interrupt("caller", "cancelled", undefined, reason), {
-    stage: "call",
-    phase: "call",
-    effect: "unknown",
-  });
-}
-
-function stuck(budgetMs: number): TetherError {
-  return new TetherError({
-    code: "timeout",
-    reason: "deadline_exceeded",
-    stage: "call",
-    phase: "call",
-    message: `the session process did not answer within the ${budgetMs} ms call budget`,
-    limits: { timeoutMs: budgetMs },
-    effect: "unknown",
-  });
 }
 
 /**

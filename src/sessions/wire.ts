@@ -163,3 +163,18 @@ export function sessionClosedError(
     cause,
   });
 }
+
+/**
+ * The error a request's answer carries, with the progress notifications the command received for
+ * it before (the fact the session's client knew; see TetherError.progressSeen).
+ */
+export function answerError(wire: unknown, progressSeen: number): TetherError {
+  const error = errorFromWire(wire);
+  error.progressSeen = progressSeen;
+  return error;
+}
+
+/** A request whose session process went away before answering: it may have run once it was sent. */
+export function daemonGone(name: string, sent: boolean): TetherError {
+  return sessionClosedError(name, "ended: its session process went away", sent ? "unknown" : "none");
+}

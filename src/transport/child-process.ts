@@ -46,8 +46,11 @@ export interface ChildOptions {
   cwd?: string;
   /** How much of our environment the server inherits (default `safe`: see INHERITED_ENV). */
   inheritEnv?: "safe" | "all";
-  /** What happens to the server's stderr, which is its log: dropped, or passed through to ours. */
-  stderr: "ignore" | "inherit";
+  /**
+   * What happens to the server's stderr, which is its log: dropped, passed through to ours, or
+   * (`pipe`) read by whoever started it.
+   */
+  stderr: "ignore" | "inherit" | "pipe";
 }
 
 /** Each started server's process tree, for the one shutdown path to end whole. */

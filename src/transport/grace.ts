@@ -4,6 +4,11 @@
  * process spawning to learn them.
  */
 
+/**
+ * After a stdio server that is still establishing closes its output or exits, how long it gets to
+ * finish exiting and for its last stderr bytes to arrive, so the error can say why it stopped.
+ */
+export const LAST_WORDS_MS = 250;
 /** After stdin closes, how long a server gets to exit by itself before SIGTERM. */
 export const STDIN_CLOSE_GRACE_MS = 500;
 /** After SIGTERM to its process group, how long a server and its helpers get before SIGKILL. */

@@ -3,12 +3,14 @@ import type { Writable } from "node:stream";
 import { ByteCeilingExceeded } from "../errors/byte-ceiling.ts";
 import { closedError, limitError, networkError, protocolError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
+import { ByteRing, stderrTail } from "../errors/stderr-tail.ts";
 import type { SendContext, Transport } from "../jsonrpc/channel.ts";
 import { decodeFrame } from "../jsonrpc/decode.ts";
 import type { JsonRpcMessage } from "../jsonrpc/messages.ts";
 import { raceAbort } from "../lifecycle/abort.ts";
 import type { SpawnFn } from "../options/deps.ts";
 import { type ChildOptions, startChild, stopChild } from "./child-process.ts";
+import { LAST_WORDS_MS } from "./grace.ts";
 import { LineFramer } from "./line-framer.ts";
 import { TransportBase } from "./transport.ts";
 
@@ -45,6 +47,16 @@ export class StdioTransport extends TransportBase implements Transport {
   #held: string[] = [];
   /** Their length, counted as stdin counts a string it holds (in UTF-16 units). */
   #heldLength = 0;
+  /**
+   * The last bytes of the server's stderr while it establishes (unless it passes through to
+   * ours): its own words when it dies before it is open. Dropped once the connection is open.
+   */
+  #stderr: ByteRing | undefined;
+  /** Whether any message arrived: a server that answered something is not one that failed to start. */
+  #answered = false;
+  #opened = false;
+  /** The wait for a dying server's exit and last stderr bytes (LAST_WORDS_MS at most). */
+  #lastWords: NodeJS.Timeout | undefined;
   readonly #endTurn = (stdin: Writable): void => {
     this.#flushScheduled = false;
     this.#flush(stdin);
@@ -77,8 +89,9 @@ export class StdioTransport extends TransportBase implements Transport {
     const where = { stage: "spawn" as const, phase: "discovery" as const, redactor: this.#options.redactor };
     if (signal.aborted) return Promise.reject(signal.reason);
     let child: ChildProcess;
+    const passThrough = this.#options.stderr === "inherit";
     try {
-      child = startChild(this.#options, this.#options.spawn);
+      child = startChild({ ...this.#options, stderr: passThrough ? "inherit" : "pipe" }, this.#options.spawn);
     } catch (cause) {
       return Promise.reject(
         closedError(where, "process_exit", "the server process could not be started", cause),
@@ -86,13 +99,15 @@ export class StdioTransport extends TransportBase implements Transport {
     }
     this.#child = child;
     child.stdout?.on("data", (chunk: Buffer) => this.#onData(chunk));
-    child.stdout?.on("end", () =>
-      this.fail(closedError(this.#where(), "eof", "the server closed its output")),
-    );
+    if (!passThrough && child.stderr) {
+      const ring = new ByteRing();
+      this.#stderr = ring;
+      child.stderr.on("data", (chunk: Buffer) => ring.push(chunk));
+      child.stderr.on("error", () => {});
+    }
+    child.stdout?.on("end", () => this.#gone("eof"));
     child.stdin?.on("error", (cause) => this.fail(networkError(this.#where(), cause)));
-    child.on("exit", () =>
-      this.fail(closedError(this.#where(), "process_exit", "the server process exited")),
-    );
+    child.on("exit", () => this.#gone("process_exit"));
     return new Promise<void>((resolve, reject) => {
       const cleanup = () => {
         child.off("spawn", onSpawn);
@@ -172,6 +187,56 @@ export class StdioTransport extends TransportBase implements Transport {
     await raceAbort(this.#drained, ctx.signal);
   }
 
+  /** Established: the server's stderr is no longer kept (it is still read, and dropped). */
+  opened(): void {
+    this.#opened = true;
+    this.#stderr = undefined;
+    this.#child?.stderr?.removeAllListeners("data");
+    this.#child?.stderr?.resume();
+  }
+
+  /**
+   * The server closed its output or exited. Once open, that closes the channel at once. While it
+   * establishes, the error waits (LAST_WORDS_MS at most) for the process to finish exiting and
+   * its stderr to end, so that it can carry the exit status and the server's last words.
+   */
+  #gone(closure: "eof" | "process_exit"): void {
+    if (this.closure || this.#lastWords) return;
+    const child = this.#child;
+    if (this.#opened || !child) {
+      this.fail(this.#closedError(closure));
+      return;
+    }
+    const finish = () => {
+      clearTimeout(this.#lastWords);
+      child.off("close", finish);
+      this.fail(this.#closedError(closure));
+    };
+    child.once("close", finish);
+    this.#lastWords = setTimeout(finish, LAST_WORDS_MS);
+  }
+
+  /** The error for a server that closed its output or exited, with what it said before, if it is known. */
+  #closedError(closure: "eof" | "process_exit") {
+    const child = this.#child;
+    const ring = this.#stderr;
+    const tail = ring && !this.#opened ? stderrTail(ring, this.#options.redactor) : undefined;
+    const status = child?.exitCode ?? null;
+    const signal = child?.signalCode ?? null;
+    const failed = !this.#opened && !this.#answered && ((status !== null && status !== 0) || signal !== null);
+    const message = failed
+      ? signal !== null
+        ? `the server was ended by ${signal} before it answered`
+        : `the server exited with status ${status} before it answered`
+      : closure === "eof"
+        ? "the server closed its output"
+        : "the server process exited";
+    return closedError(this.#where(), failed ? "process_exit" : closure, message, undefined, {
+      ...(tail !== undefined ? { stderrTail: tail } : {}),
+      ...(failed ? { failedAtStart: true } : {}),
+    });
+  }
+
   close(reason?: "failure"): Promise<void> {
     this.#closing ??= this.#shutdown(reason !== "failure");
     return this.#closing;
@@ -180,6 +245,7 @@ export class StdioTransport extends TransportBase implements Transport {
   async #shutdown(polite: boolean): Promise<void> {
     const graceful = polite && !this.closure;
     this.fail(closedError(this.#where(), "closed_by_client", "the client closed the connection"));
+    clearTimeout(this.#lastWords);
     const child = this.#child;
     if (!child) return;
     // What this turn still holds (a cancellation notice sent just before close) goes out before
@@ -187,7 +253,12 @@ export class StdioTransport extends TransportBase implements Transport {
     if (child.stdin) this.#flush(child.stdin);
     child.stdout?.removeAllListeners("data");
     child.stdout?.destroy();
+    // Its stderr is read (and dropped) until it is gone, so a last word never meets a closed pipe.
+    this.#stderr = undefined;
+    child.stderr?.removeAllListeners("data");
+    child.stderr?.resume();
     await stopChild(child, graceful, (e) => this.cleanupErrors.push(e));
+    child.stderr?.destroy();
     child.removeAllListeners();
     child.stdin?.removeAllListeners();
   }
@@ -202,6 +273,7 @@ export class StdioTransport extends TransportBase implements Transport {
     // Lines that are not JSON-RPC (a banner, a stray log line) are skipped: stdout is the
     // channel, and one bad line does not say the next is bad.
     if (!decoded.ok) return;
+    this.#answered = true;
     for (const m of decoded.messages) this.emitMessage(m, line.byteLength);
   };
 

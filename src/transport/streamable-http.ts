@@ -58,6 +58,10 @@ export class StreamableHttpTransport extends HttpTransportBase<StreamableHttpOpt
   #stateless = false;
   #established = false;
 
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
   async start(signal: AbortSignal): Promise<void> {
     if (signal.aborted) throw signal.reason;
   }

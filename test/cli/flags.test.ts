@@ -59,7 +59,7 @@ describe("flags that apply, and only those", () => {
     const option = await runCli(["tools", url, "--jsno"]);
     assert.equal(option.code, 2);
     assert.match(String(errorRecord(option).message), /unknown option --jsno \(did you mean --json\?\)/);
-    const command = await runCli(["tool", url]);
+    const command = await runCli(["tosls", url]);
     assert.equal(command.code, 2);
     assert.equal(errorRecord(command).reason, "unknown_command");
     assert.match(String(errorRecord(command).message), /did you mean tools\?/);

@@ -1,5 +1,5 @@
 // Runs the built CLI (dist/tether.mjs) as a real child process, the way users and outside checks do.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { outputOf } from "./toolkit.ts";
 
@@ -93,4 +93,35 @@ export function runProcess(command: string, args: string[], options: ProcessOpti
 export function errorRecord(run: CliRun): Record<string, unknown> {
   const lines = run.stderr.trim().split("\n");
   return JSON.parse(lines.at(-1) ?? "") as Record<string, unknown>;
+}
+
+/** Whether script(1) is here to give the CLI a pseudo-terminal. */
+export const hasScript = (() => {
+  try {
+    execFileSync("script", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Runs the built CLI with stdin, stdout and stderr on a pseudo-terminal 200 columns wide, with
+ * `input` typed and `env` added (NO_COLOR set); the transcript with CRs and the stage line's
+ * erasures dropped, and `exit=STATUS` as its last line.
+ */
+export function inTerminal(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): string {
+  const vars = Object.entries({ NO_COLOR: "1", ...options.env }).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  const quoted = [process.execPath, CLI_BIN, ...args].map((a) => JSON.stringify(a)).join(" ");
+  const command = `stty cols 200 2>/dev/null; env ${vars.join(" ")} ${quoted}; echo "exit=$?"`;
+  const out = execFileSync("script", ["-qfc", command, "/dev/null"], {
+    encoding: "utf8",
+    timeout: 30_000,
+    input: options.input ?? "",
+  });
+  const erase = new RegExp(`${String.fromCharCode(27)}\\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] connecting: [^…]*…)?`, "g");
+  return out.replace(/\r/g, "").replace(erase, "");
 }

@@ -106,7 +106,8 @@ test("a slow call shows its progress, and Cancel ends it", async () => {
   await shot(page, "progress");
   await calls.getByRole("button", { name: "Cancel" }).click();
   await result(page)
-    .getByText(/cancelled/)
+    .getByRole("alert")
+    .filter({ hasText: /cancelled/ })
     .waitFor();
   assert.equal(await calls.getByRole("button", { name: "Cancel" }).count(), 0);
 });

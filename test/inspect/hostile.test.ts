@@ -104,7 +104,8 @@ test("S7: Cancel on a call in flight reaches the server (it says so in a log lin
   await calls.getByRole("button", { name: "Cancel" }).click();
   await page.getByRole("region", { name: "Notifications" }).getByText("slow was cancelled").waitFor();
   await result(page)
-    .getByText(/cancelled/)
+    .getByRole("alert")
+    .filter({ hasText: /cancelled/ })
     .waitFor();
 });
 

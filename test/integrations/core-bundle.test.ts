@@ -1,7 +1,9 @@
 // No cost to anyone who does not import an integration: the core entry (`mcp-tether`) bundled
 // with esbuild takes in nothing of the optional peers (the AI SDK, the Agents SDK, OpenTelemetry),
-// and each subpath entry imports its own peer and no other. The bundle's size is reported, so a
-// change that drags a framework in shows as a jump.
+// and each subpath entry imports its own peer and no other. OpenTelemetry is the one peer the core
+// may reach, and only by the dynamic import `connect({ tracing })` makes (src/tracing/otel.ts):
+// what `import "mcp-tether"` loads holds none of it. The bundle's size is reported, so a change
+// that drags a framework in shows as a jump.
 
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -27,19 +29,40 @@ function packageOf(spec: string): string | undefined {
 /** The peers' packages and their families (the AI SDK's @ai-sdk/*, OpenTelemetry's @opentelemetry/*). */
 const PEER_INPUT = /(^|\/)node_modules\/(ai|@ai-sdk|@openai|@opentelemetry)\//;
 
+/** The peer the core loads on demand only (`tracing`), by dynamic import. */
+const ON_DEMAND_PEER = "@opentelemetry/api";
+
 async function bundle(entry: string, packages: "bundle" | "external"): Promise<Metafile> {
   const result = await build({
     entryPoints: [join(root, entry)],
     bundle: true,
+    // Dynamic imports become chunks of their own: the entry's output is what an import loads.
+    splitting: true,
     platform: "node",
     format: "esm",
     write: false,
     metafile: true,
     outdir: join(root, ".tmp", "core-bundle"),
+    absWorkingDir: root,
     packages,
     logLevel: "silent",
   });
   return result.metafile;
+}
+
+/** The outputs an entry loads when imported: its own and the chunks it imports statically. */
+function loadedOnImport(meta: Metafile, entry: string): Metafile["outputs"][string][] {
+  const outputs = meta.outputs;
+  const start = Object.entries(outputs).find(([, o]) => o.entryPoint === entry);
+  assert.ok(start, `an output for ${entry}`);
+  const seen = new Set<string>();
+  const visit = (path: string) => {
+    if (seen.has(path) || !(path in outputs)) return;
+    seen.add(path);
+    for (const i of outputs[path]!.imports) if (i.kind === "import-statement" && !i.external) visit(i.path);
+  };
+  visit(start[0]);
+  return [...seen].map((path) => outputs[path]!);
 }
 
 /** The source file an export's code is built from: `./dist/x/y.js` -> `src/x/y.ts`. */
@@ -66,13 +89,23 @@ test("every export names its types and code, built from a source file of src/", 
 
 test("the core entry, bundled with its dependencies, takes in nothing of an optional peer", async (t) => {
   const meta = await bundle("src/index.ts", "bundle");
-  const peers = Object.keys(meta.inputs).filter((input) => PEER_INPUT.test(input));
+  const loaded = loadedOnImport(meta, "src/index.ts");
+  const inputs = [...new Set(loaded.flatMap((o) => Object.keys(o.inputs)))];
+  const peers = inputs.filter((input) => PEER_INPUT.test(input));
   assert.deepEqual(peers, [], `the core bundle takes in optional peers:\n${peers.join("\n")}`);
-  const [output] = Object.values(meta.outputs);
-  assert.ok(output && output.bytes > 0);
-  const inputs = Object.keys(meta.inputs);
+  // On demand, only OpenTelemetry's API, and only for `tracing`.
+  const onDemand = Object.keys(meta.inputs).filter(
+    (input) => PEER_INPUT.test(input) && !inputs.includes(input),
+  );
+  assert.deepEqual(
+    onDemand.filter((input) => !input.includes(`node_modules/${ON_DEMAND_PEER}/`)),
+    [],
+    "no other peer is reachable, even on demand",
+  );
+  const bytes = loaded.reduce((n, o) => n + o.bytes, 0);
+  assert.ok(bytes > 0);
   t.diagnostic(
-    `core bundle: ${output.bytes} bytes (${(output.bytes / 1024).toFixed(1)} KiB), ` +
+    `core bundle: ${bytes} bytes (${(bytes / 1024).toFixed(1)} KiB), ` +
       `${inputs.filter((i) => !i.includes("node_modules")).length} modules of src/, ` +
       `${inputs.filter((i) => i.includes("node_modules")).length} of dependencies`,
   );
@@ -87,14 +120,27 @@ test("the core entry imports only its own dependencies; each subpath entry only 
   };
   for (const e of entries) {
     const meta = await bundle(e.source, "external");
-    const imported = new Set(
-      Object.values(meta.outputs).flatMap((o) =>
-        o.imports.filter((i) => i.external).flatMap((i) => packageOf(i.path) ?? []),
-      ),
-    );
+    const external = (kind: "static" | "dynamic") =>
+      new Set(
+        Object.values(meta.outputs).flatMap((o) =>
+          o.imports
+            .filter((i) => i.external && (i.kind === "dynamic-import") === (kind === "dynamic"))
+            .flatMap((i) => packageOf(i.path) ?? []),
+        ),
+      );
+    const imported = external("static");
     const peer = peerOf[e.subpath];
     assert.ok(e.subpath in peerOf, `${e.subpath}: which peer it may import is stated here`);
     const foreign = [...imported].filter((p) => !own.has(p) && p !== peer);
+    const onDemand = [...external("dynamic")].filter(
+      (p) => !own.has(p) && p !== peer && p !== ON_DEMAND_PEER,
+    );
+    assert.deepEqual(
+      onDemand,
+      [],
+      `${e.subpath} loads on demand packages that are neither dependencies nor its peer`,
+    );
+    assert.ok(ON_DEMAND_PEER in pkg.peerDependencies, `${ON_DEMAND_PEER} is a declared peer`);
     assert.deepEqual(foreign, [], `${e.subpath} imports packages that are neither dependencies nor its peer`);
     if (peer) {
       assert.ok(peer in pkg.peerDependencies, `${peer} is a declared peer`);

@@ -1,6 +1,7 @@
 /** `tether call`: one tool, called once, its arguments fitted to the tool's input schema first. */
 
 import { configError } from "../../errors/failures.ts";
+import { terminalLine } from "../../errors/terminal-text.ts";
 import { TetherError } from "../../errors/tether-error.ts";
 import type { JsonValue } from "../../jsonrpc/messages.ts";
 import { parseToolArgs } from "../args.ts";
@@ -8,8 +9,10 @@ import { type Command, stdinArgs, writeOutput } from "../command.ts";
 import { numberFlag } from "../connect-options.ts";
 import { EXIT_TOOL_ERROR } from "../exit-codes.ts";
 import { OPERATION } from "../flag-table.ts";
+import { progressStatus } from "../progress-event.ts";
 import { renderCall } from "../render.ts";
-import { findTool, fitArguments } from "../schema-args.ts";
+import { fitCall } from "../schema-args.ts";
+import { schemaHintFor } from "../schema-hint.ts";
 import { StatusLine } from "../status-line.ts";
 
 export const command: Command = {
@@ -31,6 +34,10 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
     const { inv, io, json, redactor } = ctx;
     const [tool, ...words] = ctx.rest;
     if (!tool) throw configError("invalid_args", "call needs a tool name");
+    // After an argument error or a tool error, a person is pointed at the tool's schema.
+    const schemaHint = schemaHintFor(ctx.commandFor("tool", [tool]));
+    ctx.argumentHint = schemaHint;
+
     const given = parseToolArgs(words, inv.values["args-file"], await stdinArgs(inv, io));
     const progressTimeout = numberFlag(inv.values, "progress-timeout", "timeoutMs");
     const callTimeout = numberFlag(inv.values, "call-timeout", "timeoutMs");
@@ -45,7 +52,7 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
         if (error instanceof TetherError && error.code === "remote_error") return undefined;
         throw error;
       });
-      const args = listed ? fitArguments(findTool(tool, listed), given) : given.args;
+      const args = fitCall(tool, listed, given);
       try {
         if (inv.values.task)
           return await c.callToolAsTask(tool, args, {
@@ -54,10 +61,10 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
           });
         return await c.callTool(tool, args, {
           signal: io.signal,
-          onProgress: (p) =>
-            status?.show(
-              `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`,
-            ),
+          onProgress: (p) => {
+            status?.show(progressStatus(p));
+            ctx.progress?.(p);
+          },
           // Each notification restarts the clock; --call-timeout still bounds the whole call.
           ...(progressTimeout !== undefined
             ? { resetTimeoutOnProgress: true, timeoutMs: progressTimeout, maxTotalTimeoutMs: callTimeout }
@@ -69,7 +76,13 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
     });
     if (inv.values.output !== undefined) writeOutput(inv.values.output, callBytes(result), io);
     else io.stdout(json ? ctx.jsonOut(result) : renderCall(redactor.redactDocument(result)));
-    return result.isError === true ? EXIT_TOOL_ERROR : 0;
+    if (result.isError !== true) return 0;
+    if (io.stderrIsTty && !json) {
+      // After the result, which goes out first.
+      io.flush?.();
+      io.stderr(`${terminalLine(`hint: ${schemaHint}`)}\n`);
+    }
+    return EXIT_TOOL_ERROR;
   },
 };
 

@@ -1,6 +1,7 @@
 /** `tether probe`: establishment only, for every target given, reported side by side. */
 import { configError } from "../../errors/failures.ts";
 import type { Command } from "../command.ts";
+import { causes } from "../error-line.ts";
 import { EXIT_STATUS } from "../exit-codes.ts";
 import { CONNECTION } from "../flag-table.ts";
 
@@ -26,11 +27,18 @@ tether probe --max-protocol-version 2025-11-25 -- node server.js`,
       const { options } = await ctx.connection(t, t === undefined ? inv : { ...inv, stdio: undefined });
       built.push({ label: t ?? inv.stdio![0]!, options });
     }
-    const { probeAll } = await import("../probe.ts");
+    const { probeAll, PROBE_LEGEND } = await import("../probe.ts");
     const report = await probeAll(built, redactor, ctx.style);
     ctx.io.stdout(json ? ctx.jsonOut({ results: report.rows }) : redactor.redactSecrets(report.table));
+    // On a terminal the marks are explained under the table; piped output stays the table alone.
+    if (!json && ctx.io.isTty) {
+      ctx.io.stdout(PROBE_LEGEND);
+    }
     if (report.firstError) {
-      ctx.writeError({ ...report.firstError.recordFor(redactor) });
+      ctx.writeError(
+        { ...report.firstError.recordFor(redactor) },
+        { hasCause: causes(report.firstError, redactor).length > 0 },
+      );
       return EXIT_STATUS[report.firstError.code];
     }
     return 0;

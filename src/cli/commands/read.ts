@@ -8,8 +8,9 @@ import { renderText } from "../render.ts";
 export const command: Command = {
   name: "read",
   usage: "tether read <target> <uri> [options]",
-  summary: `Reads one resource and prints its text. Binary contents are named, not printed, unless asked:
--o, --output FILE writes the first content's bytes to FILE (- for stdout); --json prints the whole result.`,
+  summary: `Reads one resource and prints its text. Binary contents are named, not printed (on a terminal with
+their MIME type and decoded size), unless asked: -o, --output FILE writes the first content's
+bytes to FILE (- for stdout); --json prints the whole result.`,
   examples: `
 tether read my-server demo://greeting
 tether read my-server demo://logo.png -o logo.png
@@ -27,7 +28,7 @@ tether read demo://doc --json -- npx -y @modelcontextprotocol/server-everything`
       writeOutput(inv.values.output, resourceBytes(result), io);
       return 0;
     }
-    io.stdout(json ? ctx.jsonOut(result) : renderText(redactor.redactDocument(result)));
+    io.stdout(json ? ctx.jsonOut(result) : renderText(redactor.redactDocument(result), io.isTty));
     return 0;
   },
 };

@@ -8,6 +8,7 @@ import type { CommandModule } from "../command.ts";
 
 export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   tools: () => import("./tools.ts"),
+  tool: () => import("./tool.ts"),
   call: () => import("./call.ts"),
   probe: () => import("./probe.ts"),
   resources: () => import("./resources.ts"),
