@@ -73,5 +73,5 @@ await build({
   outExtension: { ".js": ".mjs" },
   chunkNames: `${chunkDir}/[name]-[hash]`,
   splitting: true,
-  plugins: [sessionEntry],
+  plugins: [...common.plugins, sessionEntry],
 });
