@@ -73,7 +73,7 @@ await build({
   outExtension: { ".js": ".mjs" },
   chunkNames: `${chunkDir}/[name]-[hash]`,
   splitting: true,
-  plugins: [sessionEntry],
+  plugins: [...common.plugins, sessionEntry],
 });
 
 // The web explorer's page (`tether inspect`): one script and one stylesheet, for the browser,

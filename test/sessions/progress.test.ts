@@ -224,3 +224,18 @@ test("K1: arguments that do not fit are refused on @NAME (checked by the session
       assert.equal(errorRecord(named).code, "config");
     }
   }));
+
+test(
+  "K1: on a terminal, an argument error on @NAME names the command that shows the tool's schema, as one-shot does",
+  { skip: !hasScript && "no script(1)" },
+  (t) =>
+    withSession(t, async (box) => {
+      const [named, oneShot] = await Promise.all([
+        inTerminal(box, ["call", "@p", "slow", "stpes=2"]),
+        inTerminal(box, ["call", "slow", "stpes=2", ...serverArgs]),
+      ]);
+      assert.match(named, /hint: tether tool @p slow shows its schema/);
+      assert.match(oneShot, /hint: tether tool slow .*shows its schema/);
+      assert.match(named, /exit=2/);
+    }),
+);
