@@ -145,6 +145,32 @@ test("audio plays in a player; markup that calls itself an image is not decoded 
   assert.equal(await pwned(page), undefined);
 });
 
+test("a form for arrays of objects, nested objects, enums, bounds, a union of plain types and JSON for the rest", async () => {
+  await page.getByRole("button", { name: "Tools", exact: true }).click();
+  await page.getByRole("button", { name: /^nested\b/ }).click();
+  await page.getByRole("button", { name: "Add items item" }).click();
+  await page.getByRole("button", { name: "Add items item" }).click();
+  const first = page.getByRole("group", { name: "items[0]" });
+  await first.getByLabel("label", { exact: true }).fill("one");
+  await first.getByLabel("count", { exact: true }).fill("12");
+  await page.getByRole("group", { name: "items[1]" }).getByLabel("label", { exact: true }).fill("two");
+  const options = page.getByRole("group", { name: "options" });
+  await options.getByLabel("deep", { exact: true }).check();
+  await options.getByLabel("mode", { exact: true }).selectOption({ label: "slow" });
+  await page.getByLabel("extra", { exact: true }).fill("7");
+  await page.getByLabel("meta", { exact: true }).fill('{"k": [1]}');
+  await runButton(page).click();
+  await page.getByRole("alert").filter({ hasText: "count must be at most 9" }).waitFor();
+  await first.getByLabel("count", { exact: true }).fill("3");
+  await runButton(page).click();
+  await result(page)
+    .getByText(
+      '{"items":[{"label":"one","count":3},{"label":"two"}],"options":{"deep":true,"mode":"slow"},"extra":7,"meta":{"k":[1]}}',
+    )
+    .waitFor();
+  await shot(page, "nested");
+});
+
 /** Everything the explorer's event stream sends while `fn` runs. */
 async function streamDuring(r: ExplorerRun, fn: () => Promise<void>): Promise<string> {
   const stop = new AbortController();

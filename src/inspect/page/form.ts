@@ -215,6 +215,30 @@ function field(name: string, schema: Json, required: boolean): Field {
         input.value === "" ? (required ? { error: `${name} is required` } : {}) : { value: input.value },
     };
   }
+  const PRIMITIVE = ["string", "number", "integer", "boolean", "null"];
+  if (types.length > 1 && types.every((t) => PRIMITIVE.includes(t))) {
+    // A union of plain types: text, taken as the first of them it reads as (the CLI's key=value rule).
+    const input = el("input", { id, type: "text" });
+    return {
+      node: labelled(name, id, s, required, input),
+      read: () => {
+        const text = input.value;
+        if (text === "") return required ? { error: `${name} is required` } : {};
+        if (types.includes("null") && text === "null") return { value: null };
+        if (types.includes("boolean") && (text === "true" || text === "false"))
+          return { value: text === "true" };
+        const n = Number(text.trim());
+        if (
+          (types.includes("number") || (types.includes("integer") && Number.isSafeInteger(n))) &&
+          text.trim() !== "" &&
+          Number.isFinite(n)
+        )
+          return { value: n };
+        if (types.includes("string")) return { value: text };
+        return { error: `${name} takes ${types.join(" or ")}` };
+      },
+    };
+  }
   // What a form cannot express: JSON text.
   const area = el(
     "textarea",
