@@ -11,6 +11,7 @@ import { asTetherError } from "../errors/tether-error.ts";
 import type { ExplorerHost, ServerChoice } from "../inspect/connection.ts";
 import { startExplorer } from "../inspect/server.ts";
 import { tappedSpawn } from "../inspect/wire-tap.ts";
+import type { LifecycleEvent } from "../lifecycle/events.ts";
 import { sessionPlace } from "../sessions/folder.ts";
 import { SessionLink } from "../sessions/link.ts";
 import type { SessionInfo } from "../sessions/wire.ts";
@@ -63,7 +64,13 @@ export async function runInspect(ctx: Context): Promise<number> {
         ...options,
         prefetchTools: true,
         handlers: extras.handlers,
-        onEvent: extras.onEvent,
+        // --events still prints each connection's events on stderr (the terminal's stage line does not: several servers share it).
+        onEvent: inv.values.events
+          ? (e: LifecycleEvent) => {
+              extras.onEvent(e);
+              options.onEvent?.(e);
+            }
+          : extras.onEvent,
         signal: extras.signal,
         listen: true,
       };

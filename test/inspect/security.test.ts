@@ -294,3 +294,19 @@ test("S6: Ctrl-C with a server's question waiting for an answer still ends every
   assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
   assert.ok(exit.exitedAt - sent < 10_000, `exited ${Math.round(exit.exitedAt - sent)} ms after Ctrl-C`);
 });
+
+test("--events prints each connection's lifecycle events on stderr; stdout stays the one URL line", async () => {
+  const other = await startExplorer(["--events", "--", process.execPath, HOSTILE]);
+  const connected = await api(other, "connect", { server: "s1" });
+  assert.equal((connected.server as { state: string }).state, "open");
+  const exit = await other.stop();
+  assert.equal(exit.stdout, `${other.url}\n`);
+  const events = exit.stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { type: string });
+  assert.ok(
+    events.some((e) => e.type === "established"),
+    exit.stderr,
+  );
+});
