@@ -848,6 +848,17 @@ async function setLevel(): Promise<void> {
 }
 
 // ---- the server's questions ----
+/** An elicitation's three answers: Accept (as `accept` does it), Decline, Cancel. */
+function elicitationAnswers(reply: (answer: Obj) => Promise<void>, accept: () => void): HTMLElement {
+  return el(
+    "div",
+    { class: "row" },
+    el("button", { type: "button", class: "primary", onclick: accept }, "Accept"),
+    el("button", { type: "button", onclick: () => reply({ action: "decline" }) }, "Decline"),
+    el("button", { type: "button", onclick: () => reply({ action: "cancel" }) }, "Cancel"),
+  );
+}
+
 /** What Escape does in the open dialog. */
 let onEscape: (() => void) | undefined;
 dialog.addEventListener("cancel", (event) => {
@@ -920,17 +931,7 @@ function nextAsk(): void {
       safe
         ? el("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, "Open the link")
         : el("p", { class: "muted" }, "(not an http(s) link: not opened)"),
-      el(
-        "div",
-        { class: "row" },
-        el(
-          "button",
-          { type: "button", class: "primary", onclick: () => reply({ action: "accept" }) },
-          "Accept",
-        ),
-        el("button", { type: "button", onclick: () => reply({ action: "decline" }) }, "Decline"),
-        el("button", { type: "button", onclick: () => reply({ action: "cancel" }) }, "Cancel"),
-      ),
+      elicitationAnswers(reply, () => reply({ action: "accept" })),
     );
   } else {
     const form = schemaForm(params.requestedSchema ?? {});
@@ -941,26 +942,12 @@ function nextAsk(): void {
       el("p", {}, strOf(params.message)),
       form.node,
       problem,
-      el(
-        "div",
-        { class: "row" },
-        el(
-          "button",
-          {
-            type: "button",
-            class: "primary",
-            onclick: () => {
-              const got = form.read();
-              problem.hidden = !got.error;
-              problem.textContent = got.error ?? "";
-              if (!got.error) void reply({ action: "accept", content: got.value ?? {} });
-            },
-          },
-          "Accept",
-        ),
-        el("button", { type: "button", onclick: () => reply({ action: "decline" }) }, "Decline"),
-        el("button", { type: "button", onclick: () => reply({ action: "cancel" }) }, "Cancel"),
-      ),
+      elicitationAnswers(reply, () => {
+        const got = form.read();
+        problem.hidden = !got.error;
+        problem.textContent = got.error ?? "";
+        if (!got.error) void reply({ action: "accept", content: got.value ?? {} });
+      }),
     );
   }
   dialog.setAttribute("aria-labelledby", titleId);
