@@ -34,3 +34,24 @@ await build({
   legalComments: "none",
   logLevel: "warning",
 });
+
+// The web explorer's page (`tether inspect`): one script and one stylesheet, for the browser,
+// served from beside the CLI bundle (dist/inspect-page/). Nothing is loaded from anywhere else.
+await build({
+  entryPoints: { page: "src/inspect/page/main.ts" },
+  outdir: join(outdir, "inspect-page"),
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+});
+await build({
+  entryPoints: { page: "src/inspect/page/page.css" },
+  outdir: join(outdir, "inspect-page"),
+  bundle: true,
+  minify: true,
+  logLevel: "warning",
+});

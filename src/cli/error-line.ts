@@ -20,6 +20,11 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   remote_error: "the server refused the request",
 };
 
+/** The short hint the terminal shows for an error of `code` (the web explorer shows it too). */
+export function hintFor(code: string, command: string): string | undefined {
+  return HINTS[code as ErrorCode]?.replace("<command>", command);
+}
+
 /** `error: <message> [code/reason at stage, phase]` and a hint line, sanitized for the terminal. */
 export function errorLines(
   record: Record<string, unknown>,

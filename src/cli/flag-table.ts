@@ -323,8 +323,9 @@ export const FLAGS = {
   },
   "allow-remote": {
     type: B,
-    helpNote: "(a non-loopback --listen address)",
-    about: "allow a non-loopback `--listen` address (needs `--listen-token-env`)",
+    helpNote: "(a non-loopback address)",
+    about:
+      "allow a non-loopback `--listen` address (needs `--listen-token-env`); `inspect`: a non-loopback `--host`",
   },
   "listen-token-env": {
     type: S,
@@ -332,6 +333,20 @@ export const FLAGS = {
     helpNote: "(the bearer token HTTP hosts must send)",
     about: "every HTTP request must carry `Authorization: Bearer $VAR`",
   },
+  port: {
+    type: S,
+    value: "N",
+    helpNote: "(default: a free port)",
+    about: "the port to serve the explorer on (default: a free one)",
+  },
+  host: {
+    type: S,
+    value: "ADDR",
+    helpNote: "(default 127.0.0.1; another needs --allow-remote)",
+    about:
+      "the address to serve the explorer on (default `127.0.0.1`; a non-loopback one needs `--allow-remote`)",
+  },
+  "no-open": { type: B, about: "print the URL without opening a browser" },
   help: { type: B, short: "h", scope: "everywhere" },
   version: { type: B, short: "V", scope: "everywhere" },
   debug: { type: B, scope: "everywhere", about: "include redacted causes in the error record" },

@@ -50,6 +50,8 @@ Usage:
   tether servers [--config FILE]                  list servers found in config files
   tether auth login|logout|status <target>        sign in (OAuth), sign out, show the stored token
   tether bridge <target> [--listen HOST:PORT]     serve the target to an MCP host (stdio, or HTTP)
+  tether inspect [<target>|@NAME|NAME...] [--port N] [--no-open]
+                                                  the web explorer; prints its URL first
   tether completion bash|zsh|fish                 print a shell completion script
   tether <command> --help                         help for one command
 

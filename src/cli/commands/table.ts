@@ -22,6 +22,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   shell: () => import("./shell.ts"),
   servers: () => import("./servers.ts"),
   bridge: () => import("./bridge.ts"),
+  inspect: () => import("./inspect.ts"),
   auth: () => import("./auth.ts"),
   completion: () => import("./completion.ts"),
 };

@@ -1,0 +1,995 @@
+// The explorer's page: servers in a sidebar; overview, tools, resources, prompts and the message
+// history as views; calls in flight; the log pane; the server's questions as dialogs. Everything
+// a server sent is set as text (dom.ts), never as markup.
+import { type Answer, errorLine, get, isObj, type Json, type Obj, post, strOf } from "./api.ts";
+import { bytes, el, fill, tree, uid } from "./dom.ts";
+import { schemaForm } from "./form.ts";
+import { contentBlock, linkOpener, renderToolResult, resourceContents } from "./result.ts";
+
+const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+const VIEWS = ["Overview", "Tools", "Resources", "Prompts", "History"] as const;
+type View = (typeof VIEWS)[number];
+
+const servers = new Map<string, Obj>();
+let current: string | undefined;
+let view: View = "Tools";
+const toolCache = new Map<string, Obj[]>();
+let selectedTool: string | undefined;
+let toolFilter = "";
+const subscribed = new Set<string>();
+const history: Obj[] = [];
+const MAX_HISTORY = 1000;
+
+// ---- the frame ----
+const serverList = el("ul", { class: "servers" });
+const viewButtons = VIEWS.map((name) =>
+  el(
+    "button",
+    {
+      type: "button",
+      class: "tab",
+      "aria-pressed": name === view ? "true" : "false",
+      onclick: () => show(name),
+    },
+    name,
+  ),
+);
+const viewBox = el("div", { class: "view" });
+const inFlight = el("ul", { class: "inflight" });
+const logList = el("ol", { class: "logs", "aria-live": "polite" });
+const levelFilter = el(
+  "select",
+  { id: uid() },
+  LEVELS.map((l) => el("option", { value: l }, l)),
+);
+const serverLevel = el(
+  "select",
+  { id: uid() },
+  LEVELS.map((l) => el("option", { value: l, selected: l === "info" }, l)),
+);
+const asks: Obj[] = [];
+const dialog = el("dialog", { class: "ask", "aria-modal": "true" });
+
+function frame(): HTMLElement {
+  levelFilter.addEventListener("change", filterLogs);
+  return el(
+    "div",
+    { class: "layout" },
+    el(
+      "nav",
+      { class: "sidebar", "aria-label": "Servers" },
+      el("h1", {}, "tether inspect"),
+      el("h2", {}, "Servers"),
+      serverList,
+    ),
+    el(
+      "main",
+      {},
+      el("div", { class: "tabs", role: "toolbar", "aria-label": "Views" }, viewButtons),
+      viewBox,
+      el(
+        "section",
+        { class: "calls", "aria-label": "Calls in flight" },
+        el("h2", {}, "Calls in flight"),
+        inFlight,
+      ),
+    ),
+    el(
+      "section",
+      { class: "notifications", "aria-label": "Notifications" },
+      el("h2", {}, "Notifications"),
+      el(
+        "div",
+        { class: "row" },
+        el("label", { for: levelFilter.id }, "Show from"),
+        levelFilter,
+        el("label", { for: serverLevel.id }, "Server level"),
+        serverLevel,
+        el("button", { type: "button", onclick: setLevel }, "Set level"),
+      ),
+      logList,
+    ),
+    dialog,
+  );
+}
+
+// ---- servers ----
+function renderServers(): void {
+  fill(
+    serverList,
+    [...servers.values()].map((s) => {
+      const id = strOf(s.id);
+      const info = isObj(s.serverInfo) ? s.serverInfo : {};
+      const facts = [
+        strOf(s.state),
+        strOf(s.era),
+        strOf(s.protocolVersion),
+        strOf(s.transport),
+        strOf(info.version),
+      ]
+        .filter(Boolean)
+        .join(" · ");
+      return el(
+        "li",
+        {},
+        el(
+          "button",
+          {
+            type: "button",
+            class: `server state-${strOf(s.state)}`,
+            "aria-current": id === current ? "true" : undefined,
+            onclick: () => select(id),
+          },
+          el("span", { class: "name" }, strOf(info.name, strOf(s.name))),
+          info.name ? el("span", { class: "facts" }, strOf(s.name)) : null,
+          el("span", { class: "facts" }, facts),
+        ),
+      );
+    }),
+  );
+}
+
+async function select(id: string): Promise<void> {
+  current = id;
+  renderServers();
+  const s = servers.get(id);
+  if (s && (s.state === "idle" || s.state === "closed")) {
+    renderView();
+    await post("connect", { server: id });
+    return;
+  }
+  renderView();
+}
+
+function show(name: View): void {
+  view = name;
+  for (const b of viewButtons) b.setAttribute("aria-pressed", b.textContent === name ? "true" : "false");
+  renderView();
+}
+
+function renderView(): void {
+  const s = current ? servers.get(current) : undefined;
+  if (!s) {
+    const none = servers.size
+      ? "Pick a server."
+      : "No servers: give a target, or add servers to a config file.";
+    fill(viewBox, el("p", { class: "muted" }, none));
+  } else if (s.state === "connecting" && view !== "Overview")
+    fill(viewBox, el("p", { class: "muted" }, `Connecting to ${strOf(s.name)}…`));
+  else if (view === "Overview" || s.state !== "open") overview(s);
+  else if (view === "Tools") void toolsView(s);
+  else if (view === "Resources") void resourcesView(s);
+  else if (view === "Prompts") void promptsView(s);
+  else historyView();
+}
+
+// ---- overview ----
+function overview(s: Obj): void {
+  const id = strOf(s.id);
+  const info = isObj(s.serverInfo) ? s.serverInfo : {};
+  const e = s.error;
+  fill(
+    viewBox,
+    el("h2", {}, strOf(s.name)),
+    el(
+      "div",
+      { class: "row" },
+      el(
+        "button",
+        { type: "button", onclick: () => post("reconnect", { server: id }) },
+        s.state === "open" ? "Reconnect" : "Connect",
+      ),
+      el(
+        "button",
+        { type: "button", onclick: () => post("disconnect", { server: id }), disabled: s.state !== "open" },
+        "Disconnect",
+      ),
+    ),
+    el(
+      "dl",
+      { class: "facts" },
+      [
+        ["State", strOf(s.state)],
+        ["Server", `${strOf(info.name, "?")} ${strOf(info.version)}`],
+        ["Protocol", `${strOf(s.era)} ${strOf(s.protocolVersion)}`],
+        ["Transport", strOf(s.transport)],
+        ["Source", strOf(s.source)],
+        ["Attempts", String(s.attempts ?? "")],
+      ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]),
+    ),
+    isObj(e)
+      ? el(
+          "section",
+          { class: "failed", "aria-label": "Connect error" },
+          el("h3", {}, "The connect failed"),
+          el(
+            "dl",
+            { class: "facts" },
+            ["code", "reason", "stage", "phase", "message", "hint"].flatMap((k) => [
+              el("dt", {}, k),
+              el("dd", {}, strOf(e[k], String(e[k] ?? ""))),
+            ]),
+          ),
+        )
+      : null,
+    el(
+      "section",
+      { "aria-label": "Establishment timeline" },
+      el("h3", {}, "Establishment timeline"),
+      timeline(Array.isArray(s.timeline) ? s.timeline : []),
+    ),
+    s.instructions
+      ? el(
+          "section",
+          { "aria-label": "Instructions" },
+          el("h3", {}, "Instructions"),
+          el("pre", { class: "text" }, strOf(s.instructions)),
+        )
+      : null,
+    s.capabilities
+      ? el(
+          "section",
+          { "aria-label": "Capabilities" },
+          el("h3", {}, "Capabilities"),
+          tree(s.capabilities, "capabilities"),
+        )
+      : null,
+    s.extensions
+      ? el(
+          "section",
+          { "aria-label": "Extensions" },
+          el("h3", {}, "Extensions"),
+          tree(s.extensions, "extensions"),
+        )
+      : null,
+    rootsEditor(s),
+  );
+}
+
+function timeline(events: Json[]): HTMLElement {
+  const ends = events.filter(
+    (e): e is Obj => isObj(e) && (e.type === "stage_end" || e.type === "attempt_end"),
+  );
+  const total = Math.max(1, ...events.filter(isObj).map((e) => Number(e.elapsedMs) || 0));
+  if (!ends.length) return el("p", { class: "muted" }, "No establishment yet.");
+  const rows = events.filter(isObj).flatMap((e) => {
+    if (e.type === "stage_end") {
+      const dur = Number(e.durationMs) || 0;
+      const start = (Number(e.elapsedMs) || 0) - dur;
+      const bar = el("div", { class: `bar ${e.ok ? "ok" : "bad"}` });
+      bar.style.setProperty("margin-left", `${(start / total) * 100}%`);
+      bar.style.setProperty("width", `${Math.max(0.5, (dur / total) * 100)}%`);
+      return [
+        el(
+          "li",
+          { class: "stage" },
+          el("span", { class: "label" }, `attempt ${String(e.attempt)} · ${strOf(e.stage)}`),
+          el("span", { class: "track" }, bar),
+          el(
+            "span",
+            { class: "ms" },
+            `${start.toFixed(1)} + ${dur.toFixed(1)} ms ${e.ok ? "ok" : `failed: ${strOf(e.code)}/${strOf(e.reason)}`}`,
+          ),
+        ),
+      ];
+    }
+    if (e.type === "recovery" || e.type === "era_evidence" || e.type === "established")
+      return [
+        el(
+          "li",
+          { class: "event" },
+          `${(Number(e.elapsedMs) || 0).toFixed(1)} ms · ${strOf(e.type)} ${strOf(e.decision ?? e.evidence ?? e.protocolVersion)} ${strOf(e.why ?? e.era)}`,
+        ),
+      ];
+    return [];
+  });
+  return el("ol", { class: "timeline" }, rows);
+}
+
+function rootsEditor(s: Obj): HTMLElement {
+  const id = strOf(s.id);
+  const roots = Array.isArray(s.roots) ? s.roots.filter(isObj) : [];
+  const areaId = uid();
+  const area = el(
+    "textarea",
+    { id: areaId, rows: 3, spellcheck: "false" },
+    roots.map((r) => strOf(r.uri)).join("\n"),
+  );
+  return el(
+    "section",
+    { "aria-label": "Roots" },
+    el("h3", {}, "Roots"),
+    el("label", { for: areaId }, "Roots offered to the server, one URI a line"),
+    area,
+    el(
+      "button",
+      {
+        type: "button",
+        onclick: () =>
+          post("roots", {
+            server: id,
+            roots: area.value
+              .split("\n")
+              .map((l) => l.trim())
+              .filter(Boolean)
+              .map((uri) => ({ uri })),
+          }),
+      },
+      "Save roots",
+    ),
+  );
+}
+
+// ---- tools ----
+const BADGES: [string, string][] = [
+  ["readOnlyHint", "read-only"],
+  ["destructiveHint", "destructive"],
+  ["idempotentHint", "idempotent"],
+  ["openWorldHint", "open world"],
+];
+
+async function toolsOf(id: string): Promise<Obj[] | Answer> {
+  const cached = toolCache.get(id);
+  if (cached) return cached;
+  const answer = await post("tools", { server: id });
+  if (!answer.ok) return answer;
+  const tools = Array.isArray(answer.tools) ? answer.tools.filter(isObj) : [];
+  toolCache.set(id, tools);
+  return tools;
+}
+
+let refreshTools: (() => Promise<void>) | undefined;
+
+async function toolsView(s: Obj): Promise<void> {
+  const id = strOf(s.id);
+  const listed = await toolsOf(id);
+  if (current !== id || view !== "Tools") return;
+  if (!Array.isArray(listed))
+    return fill(viewBox, el("p", { class: "error", role: "alert" }, errorLine(listed.error)));
+  let tools = listed;
+  const searchId = uid();
+  const count = el("p", { class: "muted" }, `${listed.length} tools`);
+  const search = el("input", {
+    id: searchId,
+    type: "search",
+    value: toolFilter,
+    placeholder: "name or words",
+  });
+  const list = el("ul", { class: "tools" });
+  const detail = el("div", { class: "detail" });
+  const renderList = () => {
+    const words = toolFilter.toLowerCase();
+    fill(
+      list,
+      tools
+        .filter(
+          (t) =>
+            !words ||
+            `${strOf(t.name)} ${strOf(t.title)} ${strOf(t.description)}`.toLowerCase().includes(words),
+        )
+        .map((t) => {
+          const a = isObj(t.annotations) ? t.annotations : {};
+          return el(
+            "li",
+            {},
+            el(
+              "button",
+              {
+                type: "button",
+                class: "tool",
+                "aria-pressed": t.name === selectedTool ? "true" : "false",
+                onclick: () => pick(t),
+              },
+              el("span", { class: "name" }, strOf(t.name)),
+              BADGES.filter(([k]) => a[k] === true).map(([, label]) =>
+                el("span", { class: "badge" }, ` ${label}`),
+              ),
+            ),
+          );
+        }),
+    );
+  };
+  const pick = (t: Obj) => {
+    selectedTool = strOf(t.name);
+    renderList();
+    toolDetail(detail, id, t);
+  };
+  search.addEventListener("input", () => {
+    toolFilter = search.value;
+    renderList();
+  });
+  // A changed list replaces the buttons only: the form being filled stays as it is.
+  refreshTools = async () => {
+    const fresh = await toolsOf(id);
+    if (current !== id || view !== "Tools" || !Array.isArray(fresh)) return;
+    tools = fresh;
+    count.textContent = `${tools.length} tools`;
+    renderList();
+  };
+  renderList();
+  fill(
+    viewBox,
+    el(
+      "div",
+      { class: "split" },
+      el("div", { class: "list" }, el("label", { for: searchId }, "Search tools"), search, count, list),
+      detail,
+    ),
+  );
+  const chosen = tools.find((t) => t.name === selectedTool) ?? tools[0];
+  if (chosen) pick(chosen);
+}
+
+function toolDetail(box: HTMLElement, server: string, t: Obj): void {
+  const a = isObj(t.annotations) ? t.annotations : {};
+  const form = schemaForm(t.inputSchema ?? {});
+  const result = el("section", { class: "result", "aria-label": "Result" });
+  const problem = el("p", { class: "error", role: "alert", hidden: true });
+  const run = (asTask: boolean) => {
+    const got = form.read();
+    problem.hidden = !got.error;
+    problem.textContent = got.error ?? "";
+    if (got.error || !got.value) return;
+    void callTool(server, t, got.value, asTask, result);
+  };
+  const taskSupport = isObj(t.execution) ? strOf(t.execution.taskSupport) : "";
+  fill(
+    box,
+    el("h2", {}, strOf(t.title, strOf(t.name))),
+    t.title ? el("p", { class: "muted" }, strOf(t.name)) : null,
+    el(
+      "div",
+      { class: "badges" },
+      BADGES.filter(([k]) => a[k] !== undefined).map(([k, label]) =>
+        el("span", { class: `badge ${a[k] ? "on" : "off"}` }, `${a[k] ? "" : "not "}${label}`),
+      ),
+    ),
+    t.description ? el("p", { class: "desc" }, strOf(t.description)) : null,
+    form.node,
+    problem,
+    el(
+      "div",
+      { class: "row" },
+      el("button", { type: "button", class: "primary", onclick: () => run(false) }, "Run"),
+      el(
+        "button",
+        {
+          type: "button",
+          onclick: () => run(true),
+          title: taskSupport ? `task support: ${taskSupport}` : undefined,
+        },
+        "Run as task",
+      ),
+    ),
+    result,
+    t.outputSchema
+      ? el("details", {}, el("summary", {}, "Output schema"), tree(t.outputSchema, "outputSchema"))
+      : null,
+  );
+}
+
+const calls = new Map<string, { progress: HTMLProgressElement; note: HTMLElement; row: HTMLElement }>();
+
+async function callTool(
+  server: string,
+  tool: Obj,
+  args: Obj,
+  asTask: boolean,
+  result: HTMLElement,
+): Promise<void> {
+  const callId = `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const name = strOf(tool.name);
+  const progress = el("progress", { "aria-label": `${name} progress` });
+  const note = el("span", { class: "muted" }, asTask ? " as a task" : "");
+  const row = el(
+    "li",
+    {},
+    el("span", { class: "name" }, name),
+    " ",
+    progress,
+    note,
+    " ",
+    el("button", { type: "button", onclick: () => post("cancel", { server, callId }) }, "Cancel"),
+  );
+  calls.set(callId, { progress, note, row });
+  inFlight.append(row);
+  fill(result, el("p", { class: "muted" }, `Running ${name}…`));
+  const answer = await post("call", { server, tool: name, args, callId, task: asTask });
+  calls.delete(callId);
+  row.remove();
+  renderToolResult(result, {
+    server,
+    tool,
+    args,
+    asTask,
+    ...(answer.ok
+      ? {
+          result: isObj(answer.result) ? answer.result : {},
+          ms: Number(answer.ms),
+          bytes: Number(answer.bytes),
+          verdict: answer.verdict ?? null,
+        }
+      : { error: answer.error ?? null }),
+  });
+}
+
+function onProgress(item: Obj): void {
+  const call = calls.get(strOf(item.call));
+  const p = isObj(item.progress) ? item.progress : {};
+  if (!call) return;
+  if (isObj(p.task)) {
+    call.note.textContent = ` task ${strOf(p.task.status)}${p.task.statusMessage ? `: ${strOf(p.task.statusMessage)}` : ""}`;
+    return;
+  }
+  if (typeof p.total === "number" && p.total > 0) {
+    call.progress.max = p.total;
+    call.progress.value = Number(p.progress) || 0;
+  }
+  call.note.textContent = ` ${String(p.progress)}${typeof p.total === "number" ? `/${p.total}` : ""}${p.message ? ` ${strOf(p.message)}` : ""}`;
+}
+
+// ---- resources, templates, prompts ----
+async function resourcesView(s: Obj): Promise<void> {
+  const server = strOf(s.id);
+  const [res, tpl] = await Promise.all([post("resources", { server }), post("templates", { server })]);
+  if (current !== server || view !== "Resources") return;
+  const out = el("section", { class: "result", "aria-label": "Resource" });
+  const read = async (uri: string) => {
+    fill(out, el("p", { class: "muted" }, `Reading ${uri}…`));
+    const answer = await post("read", { server, uri });
+    const contents =
+      answer.ok && isObj(answer.result) && Array.isArray(answer.result.contents)
+        ? answer.result.contents
+        : [];
+    const sub = el(
+      "button",
+      { type: "button", "aria-pressed": subscribed.has(uri) ? "true" : "false" },
+      subscribed.has(uri) ? "Unsubscribe" : "Subscribe",
+    );
+    sub.addEventListener("click", async () => {
+      const on = subscribed.has(uri);
+      const a = await post(on ? "unsubscribe" : "subscribe", { server, uri });
+      if (a.ok) on ? subscribed.delete(uri) : subscribed.add(uri);
+      void read(uri);
+    });
+    fill(
+      out,
+      el("h3", {}, uri),
+      sub,
+      answer.ok
+        ? contents.map(resourceContents)
+        : el("p", { class: "error", role: "alert" }, errorLine(answer.error)),
+    );
+  };
+  linkOpener.open = (uri) => {
+    show("Resources");
+    setTimeout(() => void read(uri), 50);
+  };
+  lastRead = read;
+  const resources = res.ok && Array.isArray(res.resources) ? res.resources.filter(isObj) : [];
+  const templates = tpl.ok && Array.isArray(tpl.templates) ? tpl.templates.filter(isObj) : [];
+  fill(
+    viewBox,
+    el(
+      "div",
+      { class: "split" },
+      el(
+        "div",
+        { class: "list" },
+        el("h2", {}, "Resources"),
+        res.ok ? null : el("p", { class: "error" }, errorLine(res.error)),
+        el(
+          "ul",
+          {},
+          resources.map((r) =>
+            el(
+              "li",
+              {},
+              el(
+                "button",
+                { type: "button", onclick: () => read(strOf(r.uri)) },
+                strOf(r.name, strOf(r.uri)),
+                el("span", { class: "muted" }, ` ${strOf(r.uri)}`),
+              ),
+            ),
+          ),
+        ),
+        el("h2", {}, "Templates"),
+        tpl.ok ? null : el("p", { class: "error" }, errorLine(tpl.error)),
+        templates.map((t) => templateForm(server, t, read)),
+      ),
+      out,
+    ),
+  );
+}
+let lastRead: ((uri: string) => Promise<void>) | undefined;
+
+/** The variables of an RFC 6570 template. */
+const variables = (template: string): { name: string; raw: boolean }[] =>
+  [...template.matchAll(/\{([+#./;?&]?)([^}]+)\}/g)].flatMap((m) =>
+    m[2]!.split(",").map((n) => ({ name: n.replace(/[*:].*$/, ""), raw: m[1] === "+" || m[1] === "#" })),
+  );
+
+/** An input that asks the server for completions as the user types. */
+function completing(
+  server: string,
+  ref: Obj,
+  name: string,
+  values: () => Record<string, string>,
+): { node: HTMLElement; input: HTMLInputElement } {
+  const id = uid();
+  const listId = uid("l");
+  const input = el("input", { id, type: "text", list: listId, autocomplete: "off" });
+  const options = el("datalist", { id: listId });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let seq = 0;
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const mine = ++seq;
+      const context: Obj = {};
+      for (const [k, v] of Object.entries(values())) if (k !== name && v) context[k] = v;
+      const answer = await post("complete", { server, ref, argument: { name, value: input.value }, context });
+      if (mine !== seq || !answer.ok || !isObj(answer.result)) return;
+      const completion = isObj(answer.result.completion) ? answer.result.completion : answer.result;
+      const list = Array.isArray(completion.values) ? completion.values : [];
+      fill(
+        options,
+        list.slice(0, 100).map((v) => el("option", { value: strOf(v) })),
+      );
+    }, 150);
+  });
+  return { node: el("div", { class: "field" }, el("label", { for: id }, name), input, options), input };
+}
+
+function templateForm(server: string, t: Obj, read: (uri: string) => Promise<void>): HTMLElement {
+  const template = strOf(t.uriTemplate);
+  const vars = variables(template);
+  const inputs = new Map<string, HTMLInputElement>();
+  const values = () => Object.fromEntries([...inputs].map(([k, i]) => [k, i.value]));
+  const fields = vars.map((v) => {
+    const f = completing(server, { type: "ref/resource", uri: template }, v.name, values);
+    inputs.set(v.name, f.input);
+    return f.node;
+  });
+  const expand = () =>
+    template.replace(/\{([+#./;?&]?)([^}]+)\}/g, (_m, op: string, names: string) =>
+      names
+        .split(",")
+        .map((n) => {
+          const value = inputs.get(n.replace(/[*:].*$/, ""))?.value ?? "";
+          return op === "+" || op === "#" ? encodeURI(value) : encodeURIComponent(value);
+        })
+        .join(","),
+    );
+  return el(
+    "fieldset",
+    { class: "template" },
+    el("legend", {}, strOf(t.name, template)),
+    el("div", { class: "muted" }, template),
+    fields,
+    el("button", { type: "button", onclick: () => read(expand()) }, "Read"),
+  );
+}
+
+async function promptsView(s: Obj): Promise<void> {
+  const server = strOf(s.id);
+  const answer = await post("prompts", { server });
+  if (current !== server || view !== "Prompts") return;
+  const prompts = answer.ok && Array.isArray(answer.prompts) ? answer.prompts.filter(isObj) : [];
+  const detail = el("div", { class: "detail" });
+  const pick = (p: Obj) => {
+    const inputs = new Map<string, HTMLInputElement>();
+    const values = () => Object.fromEntries([...inputs].map(([k, i]) => [k, i.value]));
+    const args = Array.isArray(p.arguments) ? p.arguments.filter(isObj) : [];
+    const out = el("section", { class: "result", "aria-label": "Prompt" });
+    fill(
+      detail,
+      el("h2", {}, strOf(p.name)),
+      p.description ? el("p", { class: "desc" }, strOf(p.description)) : null,
+      args.map((a) => {
+        const f = completing(server, { type: "ref/prompt", name: strOf(p.name) }, strOf(a.name), values);
+        inputs.set(strOf(a.name), f.input);
+        return f.node;
+      }),
+      el(
+        "button",
+        {
+          type: "button",
+          class: "primary",
+          onclick: async () => {
+            const given: Obj = {};
+            for (const [k, v] of Object.entries(values())) if (v !== "") given[k] = v;
+            const got = await post("prompt", { server, name: strOf(p.name), args: given });
+            const messages =
+              got.ok && isObj(got.result) && Array.isArray(got.result.messages)
+                ? got.result.messages.filter(isObj)
+                : [];
+            fill(
+              out,
+              got.ok
+                ? messages.map((m) =>
+                    el(
+                      "div",
+                      { class: "message" },
+                      el("strong", {}, strOf(m.role)),
+                      contentBlock(m.content ?? null),
+                    ),
+                  )
+                : el("p", { class: "error", role: "alert" }, errorLine(got.error)),
+            );
+          },
+        },
+        "Get prompt",
+      ),
+      out,
+    );
+  };
+  fill(
+    viewBox,
+    el(
+      "div",
+      { class: "split" },
+      el(
+        "div",
+        { class: "list" },
+        el("h2", {}, "Prompts"),
+        answer.ok ? null : el("p", { class: "error" }, errorLine(answer.error)),
+        el(
+          "ul",
+          {},
+          prompts.map((p) =>
+            el("li", {}, el("button", { type: "button", onclick: () => pick(p) }, strOf(p.name))),
+          ),
+        ),
+      ),
+      detail,
+    ),
+  );
+}
+
+// ---- history ----
+function historyEntry(m: Obj): HTMLElement {
+  const when = new Date(Number(m.at)).toISOString().slice(11, 23);
+  return el(
+    "li",
+    {},
+    el(
+      "details",
+      {},
+      el(
+        "summary",
+        {},
+        `${m.dir === "out" ? "→" : "←"} ${strOf(m.method)} · ${bytes(Number(m.bytes) || 0)} · ${when}`,
+      ),
+      el("pre", { class: "text" }, strOf(m.body)),
+    ),
+  );
+}
+const historyList = el("ol", { class: "history" });
+function historyView(): void {
+  fill(historyList, history.filter((m) => m.server === current).map(historyEntry));
+  fill(
+    viewBox,
+    el("h2", {}, "Messages"),
+    el("p", { class: "muted" }, "Each request, result and notification, newest last (redacted)."),
+    historyList,
+  );
+}
+
+// ---- notifications ----
+function logLine(item: Obj): void {
+  const level = strOf(item.level, "info");
+  const data = typeof item.data === "string" ? item.data : JSON.stringify(item.data);
+  const line = el(
+    "li",
+    { class: `log level-${level}`, "data-level": String(Math.max(0, LEVELS.indexOf(level))) },
+    `${level}${item.logger ? ` [${strOf(item.logger)}]` : ""}: ${data}`,
+  );
+  line.hidden = Number(line.dataset.level) < LEVELS.indexOf(levelFilter.value);
+  logList.append(line);
+  while (logList.childElementCount > 500) logList.firstElementChild?.remove();
+}
+function filterLogs(): void {
+  const min = LEVELS.indexOf(levelFilter.value);
+  for (const li of logList.children)
+    (li as HTMLElement).hidden = Number((li as HTMLElement).dataset.level) < min;
+}
+async function setLevel(): Promise<void> {
+  if (!current) return;
+  const answer = await post("setLevel", { server: current, level: serverLevel.value });
+  logLine({
+    level: "info",
+    logger: "tether",
+    data: answer.ok ? `server level set to ${serverLevel.value}` : errorLine(answer.error),
+  });
+}
+
+// ---- the server's questions ----
+function nextAsk(): void {
+  if (dialog.open || !asks.length) return;
+  const ask = asks[0]!;
+  const server = strOf(ask.server);
+  const params = isObj(ask.params) ? ask.params : {};
+  const reply = async (answer: Obj | null) => {
+    asks.shift();
+    dialog.close();
+    await post("answer", { server, ask: strOf(ask.ask), answer });
+    nextAsk();
+  };
+  const titleId = uid();
+  if (ask.type === "sampling") {
+    const replyId = uid();
+    const text = el("textarea", { id: replyId, rows: 4 });
+    const messages = Array.isArray(params.messages) ? params.messages.filter(isObj) : [];
+    fill(
+      dialog,
+      el("h2", { id: titleId }, "The server asks for a completion (sampling)"),
+      params.systemPrompt ? el("pre", { class: "text" }, strOf(params.systemPrompt)) : null,
+      messages.map((m) =>
+        el(
+          "div",
+          { class: "message" },
+          el("strong", {}, strOf(m.role)),
+          Array.isArray(m.content) ? m.content.map(contentBlock) : contentBlock(m.content ?? null),
+        ),
+      ),
+      el("label", { for: replyId }, "Reply"),
+      text,
+      el(
+        "div",
+        { class: "row" },
+        el(
+          "button",
+          {
+            type: "button",
+            class: "primary",
+            onclick: () =>
+              reply({
+                role: "assistant",
+                content: { type: "text", text: text.value },
+                model: "tether-inspect (a person)",
+                stopReason: "endTurn",
+              }),
+          },
+          "Send reply",
+        ),
+        el("button", { type: "button", onclick: () => reply(null) }, "Decline"),
+      ),
+    );
+  } else if (params.mode === "url") {
+    const url = strOf(params.url);
+    const safe = /^https?:\/\//i.test(url);
+    fill(
+      dialog,
+      el("h2", { id: titleId }, "The server asks you to open a link"),
+      el("p", {}, strOf(params.message)),
+      el("p", { class: "url" }, url),
+      safe
+        ? el("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, "Open the link")
+        : el("p", { class: "muted" }, "(not an http(s) link: not opened)"),
+      el(
+        "div",
+        { class: "row" },
+        el(
+          "button",
+          { type: "button", class: "primary", onclick: () => reply({ action: "accept" }) },
+          "Accept",
+        ),
+        el("button", { type: "button", onclick: () => reply({ action: "decline" }) }, "Decline"),
+        el("button", { type: "button", onclick: () => reply({ action: "cancel" }) }, "Cancel"),
+      ),
+    );
+  } else {
+    const form = schemaForm(params.requestedSchema ?? {});
+    const problem = el("p", { class: "error", role: "alert", hidden: true });
+    fill(
+      dialog,
+      el("h2", { id: titleId }, "The server asks (elicitation)"),
+      el("p", {}, strOf(params.message)),
+      form.node,
+      problem,
+      el(
+        "div",
+        { class: "row" },
+        el(
+          "button",
+          {
+            type: "button",
+            class: "primary",
+            onclick: () => {
+              const got = form.read();
+              problem.hidden = !got.error;
+              problem.textContent = got.error ?? "";
+              if (!got.error) void reply({ action: "accept", content: got.value ?? {} });
+            },
+          },
+          "Accept",
+        ),
+        el("button", { type: "button", onclick: () => reply({ action: "decline" }) }, "Decline"),
+        el("button", { type: "button", onclick: () => reply({ action: "cancel" }) }, "Cancel"),
+      ),
+    );
+  }
+  dialog.setAttribute("aria-labelledby", titleId);
+  dialog.showModal();
+}
+
+// ---- the feed ----
+function onItem(item: Obj): void {
+  const server = strOf(item.server);
+  switch (item.kind) {
+    case "server": {
+      const before = servers.get(server);
+      if (isObj(item.summary)) servers.set(server, item.summary);
+      renderServers();
+      if (server === current && before?.state !== servers.get(server)?.state) {
+        toolCache.delete(server);
+        renderView();
+      } else if (server === current && view === "Overview") renderView();
+      break;
+    }
+    case "log":
+      logLine(item);
+      break;
+    case "list_changed":
+      logLine({ level: "info", logger: "notification", data: `${strOf(item.list)} changed` });
+      if (item.list === "tools") {
+        toolCache.delete(server);
+        if (server === current && view === "Tools") void refreshTools?.();
+      } else if (server === current && view.toLowerCase() === item.list) renderView();
+      break;
+    case "updated":
+      logLine({ level: "info", logger: "notification", data: `resource updated: ${strOf(item.uri)}` });
+      if (subscribed.has(strOf(item.uri)) && view === "Resources") void lastRead?.(strOf(item.uri));
+      break;
+    case "progress":
+      onProgress(item);
+      break;
+    case "message":
+      history.push(item);
+      if (history.length > MAX_HISTORY) history.shift();
+      if (view === "History" && server === current) historyList.append(historyEntry(item));
+      break;
+    case "ask":
+      asks.push(item);
+      nextAsk();
+      break;
+    case "ask_done": {
+      const i = asks.findIndex((a) => a.ask === item.ask);
+      if (i === 0 && dialog.open) {
+        asks.shift();
+        dialog.close();
+        nextAsk();
+      } else if (i > 0) asks.splice(i, 1);
+      break;
+    }
+  }
+}
+
+async function start(): Promise<void> {
+  document.getElementById("app")!.replaceWith(frame());
+  const list = await get("/api/servers");
+  for (const s of Array.isArray(list.servers) ? list.servers.filter(isObj) : []) servers.set(strOf(s.id), s);
+  renderServers();
+  const events = new EventSource("/api/events");
+  events.addEventListener("message", (e) => {
+    try {
+      const item = JSON.parse((e as MessageEvent<string>).data) as Json;
+      if (isObj(item)) onItem(item);
+    } catch {}
+  });
+  const first = [...servers.values()][0];
+  const fromCommandLine = [...servers.values()].filter((s) => s.source === "command line");
+  if (first) {
+    current = strOf(first.id);
+    renderServers();
+    renderView();
+  } else renderView();
+  // Targets named on the command line connect at once; the config files' wait for a pick.
+  await Promise.all(
+    fromCommandLine.map((s) => (s.state === "idle" ? post("connect", { server: strOf(s.id) }) : undefined)),
+  );
+}
+
+void start();

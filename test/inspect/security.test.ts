@@ -1,0 +1,155 @@
+// The explorer's server is reachable only by the user who started it (CONTRACT S9): plain HTTP
+// requests, the way another local process or a hostile page's browser would send them. And
+// Ctrl-C ends it with every process it started (S6).
+
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { errorRecord, runCli } from "../helpers/cli.ts";
+import { api, type ExplorerRun, raw, startExplorer } from "../helpers/inspect.ts";
+import { running } from "../helpers/process-tree.ts";
+
+const HOSTILE = fileURLToPath(new URL("../fixtures/inspect/hostile-server.mjs", import.meta.url));
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+  "media-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+let run: ExplorerRun;
+before(async () => {
+  run = await startExplorer(["--", process.execPath, HOSTILE]);
+});
+after(async () => {
+  if (run.cli.child.exitCode === null) await run.stop();
+});
+
+const PATHS: [string, string][] = [
+  ["GET", "/"],
+  ["GET", "/page.js"],
+  ["GET", "/page.css"],
+  ["GET", "/api/servers"],
+  ["GET", "/api/events"],
+  ["POST", "/api/call"],
+  ["POST", "/api/connect"],
+  ["GET", "/favicon.ico"],
+];
+
+test("S9: the URL is printed first, on loopback, with a long token made for this launch", async () => {
+  assert.match(run.url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32,}$/);
+  const other = await startExplorer(["--", process.execPath, HOSTILE]);
+  try {
+    assert.notEqual(other.token, run.token, "each launch makes its own token");
+  } finally {
+    await other.stop();
+  }
+});
+
+test("S9: without the token every path answers 401, and nothing it sends names the token", async () => {
+  for (const [method, path] of PATHS) {
+    const tries: Record<string, string>[] = [
+      {},
+      { authorization: "Bearer wrong" },
+      { cookie: "tether_inspect=guess" },
+    ];
+    for (const headers of tries) {
+      const res = await raw(run.base, path, {
+        method,
+        headers: { ...headers, "content-type": "application/json" },
+        body: method === "POST" ? '{"server":"s1"}' : undefined,
+      });
+      assert.equal(res.status, 401, `${method} ${path} ${JSON.stringify(headers)}`);
+      assert.ok(!res.body.includes(run.token) && !JSON.stringify(res.headers).includes(run.token), path);
+      assert.equal(res.headers["set-cookie"], undefined, path);
+    }
+  }
+  const wrong = await raw(run.base, "/?token=not-the-token");
+  assert.equal(wrong.status, 401);
+  assert.equal(wrong.headers["set-cookie"], undefined);
+});
+
+test("S9: a foreign Origin, a cross-site fetch or a Host not the one served is refused with 403, token or not", async () => {
+  const bearer = { authorization: `Bearer ${run.token}` };
+  const port = new URL(run.base).port;
+  const refused: Record<string, string>[] = [
+    { origin: "http://evil.example" },
+    { origin: `http://localhost:${port}` },
+    { origin: "null" },
+    { host: `localhost:${port}` },
+    { host: "evil.example" },
+    { host: `127.0.0.1:${Number(port) + 1}` },
+    { "sec-fetch-site": "cross-site" },
+  ];
+  for (const headers of refused)
+    for (const [method, path] of PATHS) {
+      const res = await raw(run.base, path, {
+        method,
+        headers: { ...bearer, ...headers, "content-type": "application/json" },
+        body: method === "POST" ? '{"server":"s1"}' : undefined,
+      });
+      assert.equal(res.status, 403, `${method} ${path} ${JSON.stringify(headers)}`);
+      assert.ok(!res.body.includes(run.token));
+    }
+  // The same requests with the right Host and Origin pass.
+  const ok = await raw(run.base, "/api/servers", { headers: { ...bearer, origin: run.base } });
+  assert.equal(ok.status, 200);
+});
+
+test("S9: the token is traded for an HttpOnly, SameSite=Strict cookie, and the page carries its CSP", async () => {
+  const trade = await raw(run.base, `/?token=${run.token}`);
+  assert.equal(trade.status, 303);
+  assert.equal(trade.headers.location, "/", "the token leaves the address bar");
+  const setCookie = String(trade.headers["set-cookie"]);
+  assert.match(setCookie, /HttpOnly/);
+  assert.match(setCookie, /SameSite=Strict/);
+  assert.ok(!setCookie.includes(run.token), "the cookie is not the token");
+  const cookie = setCookie.split(";")[0]!;
+  const page = await raw(run.base, "/", { headers: { cookie } });
+  assert.equal(page.status, 200);
+  assert.equal(page.headers["content-security-policy"], CSP);
+  assert.equal(page.headers["x-frame-options"], "DENY");
+  assert.equal(page.headers["x-content-type-options"], "nosniff");
+  assert.equal(page.headers["referrer-policy"], "no-referrer");
+  assert.ok(!page.body.includes(run.token), "the page does not embed the token");
+  assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc="\/page\.js")/, "no inline script");
+  assert.doesNotMatch(page.body, /(src|href)="(https?:)?\/\//, "nothing from another origin");
+  for (const path of ["/page.js", "/page.css"]) {
+    const asset = await raw(run.base, path, { headers: { cookie } });
+    assert.equal(asset.status, 200, path);
+    assert.equal(asset.headers["x-content-type-options"], "nosniff");
+    assert.ok(!asset.body.includes(run.token));
+  }
+});
+
+test("S9: request bodies are bounded (413) and the API takes JSON only (415)", async () => {
+  const headers = { authorization: `Bearer ${run.token}`, "content-type": "application/json" };
+  const big = await raw(run.base, "/api/call", {
+    method: "POST",
+    headers,
+    body: Buffer.alloc(1024 * 1024 + 10, 32),
+  });
+  assert.equal(big.status, 413);
+  const form = await raw(run.base, "/api/connect", {
+    method: "POST",
+    headers: { authorization: `Bearer ${run.token}`, "content-type": "application/x-www-form-urlencoded" },
+    body: "server=s1",
+  });
+  assert.equal(form.status, 415);
+});
+
+test("S9: another address needs --allow-remote (exit 2)", async () => {
+  const r = await runCli(["inspect", "--no-open", "--host", "0.0.0.0", "--", process.execPath, HOSTILE]);
+  assert.equal(r.code, 2);
+  assert.equal(errorRecord(r).code, "config");
+  assert.equal(r.stdout, "");
+});
+
+test("S6: Ctrl-C ends the explorer, its connection and the stdio server's process; stdout is the one URL line", async () => {
+  const answer = await api(run, "call", { server: "s1", tool: "pid", args: {}, callId: "pid" });
+  assert.equal(answer.ok, true, JSON.stringify(answer));
+  const content = (answer.result as { content: { text: string }[] }).content;
+  const pid = Number(content[0]!.text);
+  assert.ok(pid > 0 && running(pid), "the server runs");
+  const exit = await run.stop();
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
+  assert.equal(exit.stdout, `${run.url}\n`);
+});
