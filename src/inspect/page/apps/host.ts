@@ -143,6 +143,10 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   let refilled = performance.now();
   let dropped = 0;
   let loads = 0;
+  // The page may drop the frame with what holds it (another view, another result): the app ends.
+  const leaving = new MutationObserver(() => {
+    if (!frame.isConnected) close("its frame left the page");
+  });
 
   const tell = (activity: AppActivity): void => {
     try {
@@ -176,6 +180,7 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
     closed = true;
     controller.abort();
     window.removeEventListener("message", onMessage);
+    leaving.disconnect();
     frame.remove();
     for (const answer of pending.values()) answer({});
     pending.clear();
@@ -202,8 +207,17 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
 
   const handleRequest = async (method: string, params: Json): Promise<unknown> => {
     switch (method) {
-      case "ui/initialize":
+      case "ui/initialize": {
+        const app = asObject(params.appInfo) ?? {};
+        tell({
+          kind: "initialized",
+          app: {
+            ...(typeof app.name === "string" ? { name: app.name } : {}),
+            ...(typeof app.version === "string" ? { version: app.version } : {}),
+          },
+        });
         return initializeResult(options, frame, maxHeight, params);
+      }
       case "ping":
         return {};
       case "tools/call":
@@ -364,6 +378,7 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   });
   frame.src = options.url;
   container.append(frame);
+  leaving.observe(document.body, { childList: true, subtree: true });
 
   let unmounting: Promise<void> | undefined;
   return {
@@ -381,7 +396,7 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
     unmount(reason = "closed by the user"): Promise<void> {
       unmounting ??= (async () => {
         if (closed) return;
-        if (initialized) {
+        if (initialized && frame.isConnected) {
           const id = `teardown-${nextId++}`;
           const answered = new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, TEARDOWN_WAIT_MS);

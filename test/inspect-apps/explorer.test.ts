@@ -1,0 +1,120 @@
+// MCP Apps through `tether inspect` itself: the built CLI, the printed URL opened in Chromium, a
+// tool with an app run from its form. Its result shows as usual in the Result region, and below
+// it the app, in a sandboxed frame from the apps listener; the app's own button calls a tool
+// through the explorer. Against @modelcontextprotocol/server-basic-vanillajs and the probing
+// fixture (test/fixtures/apps/apps-server.mjs).
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { consoleErrors, type ExplorerRun, launchBrowser, startExplorer } from "../helpers/inspect.ts";
+import { APPS_FIXTURE, ARTIFACTS, BASIC_VANILLAJS } from "./harness.ts";
+
+let browser: Browser;
+before(async () => {
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+const result = (p: Page) => p.getByRole("region", { name: "Result" });
+
+/** Opens the explorer, picks `tool` and runs it with no arguments. */
+async function runTool(page: Page, run: ExplorerRun, tool: string): Promise<void> {
+  await page.goto(run.url);
+  await page
+    .getByRole("button", { name: new RegExp(`^${tool}\\b`) })
+    .first()
+    .click();
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+}
+
+describe("tether inspect with server-basic-vanillajs", () => {
+  let run: ExplorerRun;
+  before(async () => {
+    run = await startExplorer(["--", process.execPath, BASIC_VANILLAJS, "--stdio"]);
+  });
+  after(async () => {
+    if (run?.cli.child.exitCode === null) await run.stop();
+  });
+
+  test("a tool with an app shows its result and its app, and the app's button calls a tool through the explorer", async () => {
+    const page = await browser.newPage();
+    const errors = consoleErrors(page);
+    try {
+      await runTool(page, run, "get-time");
+      const region = result(page);
+      // The result as usual (text), then the app in its frame.
+      await region
+        .locator("pre.text")
+        .filter({ hasText: /^\d{4}-\d\d-\d\dT/ })
+        .waitFor();
+      const frameElement = region.locator("iframe.mcp-app-frame");
+      assert.equal(await frameElement.getAttribute("sandbox"), "allow-scripts allow-forms");
+      const frameUrl = new URL((await frameElement.getAttribute("src"))!);
+      assert.equal(frameUrl.hostname, "127.0.0.1");
+      assert.notEqual(frameUrl.port, new URL(run.base).port, "the app has an origin of its own");
+      assert.ok(!frameUrl.href.includes(run.token), "the app's URL does not carry the token");
+      const time = region.frameLocator("iframe.mcp-app-frame").locator("#server-time");
+      await time.filter({ hasText: /^\d{4}-\d\d-\d\dT/ }).waitFor();
+      const first = await time.textContent();
+      await page.screenshot({ path: join(ARTIFACTS, "explorer-basic-vanillajs.png"), fullPage: true });
+      await region.frameLocator("iframe.mcp-app-frame").locator("#get-time-btn").click();
+      await time.filter({ hasNotText: first! }).waitFor();
+      await region
+        .locator(".app-activity li")
+        .filter({ hasText: /^tools\/call get-time: ok in \d+ ms$/ })
+        .waitFor({ state: "attached" });
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("tether inspect with the probing app", () => {
+  let run: ExplorerRun;
+  before(async () => {
+    run = await startExplorer(["--", process.execPath, APPS_FIXTURE]);
+  });
+  after(async () => {
+    if (run?.cli.child.exitCode === null) await run.stop();
+  });
+
+  test("the app reaches nothing of the explorer's, and the sources refused from its CSP are shown", async () => {
+    const page = await browser.newPage();
+    try {
+      await runTool(page, run, "probe");
+      const region = result(page);
+      await region
+        .locator(".app .warn")
+        .filter({
+          hasText:
+            "Left out of the app's CSP (not plain origins): frameDomains: https://frames.example.com; script-src *",
+        })
+        .waitFor();
+      const probe = region.locator(".app-activity li").filter({ hasText: /^log info: \{"probe":true/ });
+      await probe.waitFor({ state: "attached" });
+      const found = JSON.parse((await probe.textContent())!.slice("log info: ".length)) as Record<
+        string,
+        string
+      >;
+      assert.equal(found.origin, "null");
+      assert.match(found.parentDom!, /^blocked SecurityError/);
+      assert.match(found.cookie!, /^blocked SecurityError/);
+      await region.locator(".app details summary").click();
+      await page.screenshot({ path: join(ARTIFACTS, "explorer-probe.png"), fullPage: true });
+      // Another run replaces the app: one frame, the new one's.
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await region
+        .locator(".app-activity li")
+        .filter({ hasText: /^log info: \{"probe":true/ })
+        .waitFor({ state: "attached" });
+      assert.equal(await region.locator("iframe.mcp-app-frame").count(), 1);
+    } finally {
+      await page.close();
+    }
+  });
+});
