@@ -8,7 +8,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import { consoleErrors, type ExplorerRun, launchBrowser, startExplorer } from "../helpers/inspect.ts";
+import {
+  api,
+  consoleErrors,
+  type ExplorerRun,
+  launchBrowser,
+  raw,
+  startExplorer,
+} from "../helpers/inspect.ts";
 import { APPS_FIXTURE, ARTIFACTS, BASIC_VANILLAJS } from "./harness.ts";
 
 let browser: Browser;
@@ -116,5 +123,15 @@ describe("tether inspect with the probing app", () => {
     } finally {
       await page.close();
     }
+  });
+
+  test("the explorer's connection declares the UI extension to the server", async () => {
+    const listed = await raw(run.base, "/api/servers", { headers: { authorization: `Bearer ${run.token}` } });
+    const server = (JSON.parse(listed.body) as { servers: { id: string }[] }).servers[0]!.id;
+    const answer = await api(run, "call", { server, tool: "extensions", args: {}, callId: "x1" });
+    const text = (answer.result as { content: { text: string }[] }).content[0]!.text;
+    assert.deepEqual(JSON.parse(text), {
+      "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] },
+    });
   });
 });
