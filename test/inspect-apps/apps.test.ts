@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { APPS_EXTENSIONS } from "../../src/inspect/apps/resource.ts";
+import { launchBrowser } from "../helpers/inspect.ts";
 import {
   APPS_FIXTURE,
   ARTIFACTS,
   activities,
   BASIC_VANILLAJS,
   type Harness,
-  launchChromium,
   openApp,
   startHarness,
   waitForActivity,
@@ -26,7 +26,7 @@ import {
 let browser: Browser;
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await launchChromium();
+  browser = await launchBrowser();
 });
 after(async () => {
   await browser?.close();

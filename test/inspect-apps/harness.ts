@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import type { Client } from "../../src/client/api.ts";
 import type { ConnectOptions } from "../../src/index.ts";
 import { connect } from "../../src/index.ts";
@@ -132,15 +132,6 @@ export async function startHarness(
       await client.close();
     },
   };
-}
-
-/** Chromium from the system (never downloaded), headless. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox"],
-  });
 }
 
 /** Opens the harness page and mounts the app of `tool`; the response to `/open`. */
