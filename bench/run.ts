@@ -19,6 +19,7 @@ import { autoDetectSection } from "./sections/auto-detect.ts";
 import { bridgeSection } from "./sections/bridge.ts";
 import { cliSection } from "./sections/cli-start.ts";
 import { establishSection } from "./sections/establish.ts";
+import { inspectSection } from "./sections/inspect.ts";
 import { memorySection } from "./sections/memory.ts";
 import { sessionsSection } from "./sections/sessions.ts";
 import { throughputSection } from "./sections/throughput.ts";
@@ -150,6 +151,9 @@ try {
         ceilingBytes: 1024 * 1024,
       })),
     );
+  });
+  await section("8", "the web explorer", async () => {
+    rows.push(...(await inspectSection(quick ? { launches: 3, calls: 50 } : { launches: 10, calls: 300 })));
   });
 } finally {
   await fleet?.close();

@@ -61,6 +61,7 @@ export async function runInspect(ctx: Context): Promise<number> {
       const { options } = await ctx.connection(choice.target);
       const full = {
         ...options,
+        prefetchTools: true,
         handlers: extras.handlers,
         onEvent: extras.onEvent,
         signal: extras.signal,
@@ -90,6 +91,8 @@ export async function runInspect(ctx: Context): Promise<number> {
   const explorer = await startExplorer({ host, assetDir: pageDir(), address, port });
   try {
     (io.stdoutNow ?? io.stdout)(`${explorer.url}\n`);
+    // The targets named on the command line connect while the browser opens the page.
+    for (const c of choices) if (c.source === "command line") explorer.connect(c.id);
     if (!isLoopback(address))
       io.stderr(
         `warning: the explorer serves on ${address}: anyone who can reach it and holds the URL controls your servers\n`,

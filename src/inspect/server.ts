@@ -32,6 +32,8 @@ export interface Explorer {
   readonly url: string;
   /** The token alone (for tools that send it as a bearer token). */
   readonly token: string;
+  /** Starts connecting to a server now (the page shows the attempt as it goes); never rejects. */
+  connect(id: string): void;
   /** Ends every connection (and the processes they started), the streams, and the listener. */
   close(): Promise<void>;
 }
@@ -130,6 +132,7 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
   return {
     url: access.url(),
     token: access.token,
+    connect: (id) => void connections.get(id)?.connect(),
     close: () => {
       closing ??= (async () => {
         stop.abort(new Error("the explorer is closing"));

@@ -3,6 +3,9 @@
 // Ctrl-C ends it with every process it started (S6).
 
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { errorRecord, runCli } from "../helpers/cli.ts";
@@ -148,6 +151,47 @@ test("S9: another address needs --allow-remote (exit 2)", async () => {
   assert.equal(r.code, 2);
   assert.equal(errorRecord(r).code, "config");
   assert.equal(r.stdout, "");
+});
+
+test("with no target the config file's servers are listed, unconnected; a failed connect answers its error record", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tether-inspect-"));
+  const config = join(dir, "mcp.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        hostile: { command: process.execPath, args: [HOSTILE] },
+        missing: { command: join(dir, "no-such-server") },
+      },
+    }),
+  );
+  const listed = await startExplorer(["--config", config], { HOME: dir });
+  try {
+    const res = await raw(listed.base, "/api/servers", {
+      headers: { authorization: `Bearer ${listed.token}` },
+    });
+    const servers = (JSON.parse(res.body) as { servers: Record<string, unknown>[] }).servers;
+    assert.deepEqual(
+      servers.map((s) => [s.name, s.state, s.transport]),
+      [
+        ["hostile", "idle", "stdio"],
+        ["missing", "idle", "stdio"],
+      ],
+    );
+    const failed = await api(listed, "connect", { server: servers[1]!.id });
+    const record = (failed.server as { state: string; error: Record<string, unknown> }).error;
+    assert.equal((failed.server as { state: string }).state, "failed");
+    assert.equal(record.code, "connection");
+    assert.equal(record.stage, "spawn");
+    assert.equal(record.phase, "discovery");
+    assert.match(String(record.message), /no-such-server/);
+    assert.equal(typeof record.hint, "string");
+    const ok = await api(listed, "connect", { server: servers[0]!.id });
+    assert.equal((ok.server as { state: string }).state, "open");
+  } finally {
+    await listed.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("S6: Ctrl-C ends the explorer, its connection and the stdio server's process; stdout is the one URL line", async () => {

@@ -35,6 +35,17 @@ export function enumOf(s: Obj): Json[] | undefined {
 
 const shown = (v: Json) => (typeof v === "string" ? v : JSON.stringify(v));
 
+/** What each member of an enum is called: its `title` (oneOf/anyOf consts), `enumNames`, or itself. */
+function namesOf(s: Obj, members: Json[]): string[] {
+  const titled = new Map<string, string>();
+  for (const list of [s.anyOf, s.oneOf])
+    if (Array.isArray(list))
+      for (const m of list)
+        if (isObj(m) && typeof m.title === "string") titled.set(shown(m.const ?? null), m.title);
+  const names = Array.isArray(s.enumNames) ? s.enumNames : [];
+  return members.map((m, i) => titled.get(shown(m)) ?? (typeof names[i] === "string" ? names[i] : shown(m)));
+}
+
 function labelled(name: string, id: string, s: Obj, required: boolean, input: HTMLElement): HTMLElement {
   const about =
     typeof s.description === "string" ? s.description : typeof s.title === "string" ? s.title : "";
@@ -58,6 +69,7 @@ function field(name: string, schema: Json, required: boolean): Field {
   const members = enumOf(s);
   const dflt = s.default;
   if (members) {
+    const names = namesOf(s, members);
     const select = el(
       "select",
       { id, required },
@@ -66,7 +78,7 @@ function field(name: string, schema: Json, required: boolean): Field {
         el(
           "option",
           { value: String(i), selected: dflt !== undefined && shown(m) === shown(dflt) },
-          shown(m),
+          names[i],
         ),
       ),
     );
@@ -114,6 +126,29 @@ function field(name: string, schema: Json, required: boolean): Field {
         if (typeof s.exclusiveMaximum === "number" && n >= s.exclusiveMaximum)
           return { error: `${name} must be less than ${s.exclusiveMaximum}` };
         return { value: n };
+      },
+    };
+  }
+  const itemMembers = isObj(s.items) ? enumOf(s.items) : undefined;
+  if (types.length === 1 && types[0] === "array" && isObj(s.items) && itemMembers) {
+    // A multiple choice: one checkbox a member, each labelled with its name.
+    const names = namesOf(s.items, itemMembers);
+    const chosen = new Set((Array.isArray(dflt) ? dflt : []).map(shown));
+    const boxes = itemMembers.map((m, i) => {
+      const boxId = uid();
+      const box = el("input", { id: boxId, type: "checkbox", checked: chosen.has(shown(m)) });
+      return { box, node: el("span", { class: "choice" }, box, el("label", { for: boxId }, names[i])) };
+    });
+    return {
+      node: el(
+        "fieldset",
+        { class: "choices" },
+        el("legend", {}, name),
+        boxes.map((b) => b.node),
+      ),
+      read: () => {
+        const out = itemMembers.filter((_, i) => boxes[i]!.box.checked);
+        return out.length || required ? { value: out } : {};
       },
     };
   }

@@ -562,10 +562,6 @@ async function resourcesView(s: Obj): Promise<void> {
         : el("p", { class: "error", role: "alert" }, errorLine(answer.error)),
     );
   };
-  linkOpener.open = (uri) => {
-    show("Resources");
-    setTimeout(() => void read(uri), 50);
-  };
   lastRead = read;
   const resources = res.ok && Array.isArray(res.resources) ? res.resources.filter(isObj) : [];
   const templates = tpl.ok && Array.isArray(tpl.templates) ? tpl.templates.filter(isObj) : [];
@@ -602,8 +598,19 @@ async function resourcesView(s: Obj): Promise<void> {
       out,
     ),
   );
+  if (pendingRead !== undefined) {
+    const uri = pendingRead;
+    pendingRead = undefined;
+    void read(uri);
+  }
 }
 let lastRead: ((uri: string) => Promise<void>) | undefined;
+/** A resource link's URI, read once the resources view is shown. */
+let pendingRead: string | undefined;
+linkOpener.open = (uri) => {
+  pendingRead = uri;
+  show("Resources");
+};
 
 /** The variables of an RFC 6570 template. */
 const variables = (template: string): { name: string; raw: boolean }[] =>
