@@ -43,7 +43,7 @@ describe("server-basic-vanillajs", () => {
     await harness?.close();
   });
 
-  test("its app renders in the sandboxed frame with the tool's result, and its button calls a tool through the host", async () => {
+  test("S9: its app renders in the sandboxed frame with the tool's result, and its button calls a tool through the host", async () => {
     const page = await browser.newPage();
     try {
       const opened = await openApp(page, harness, "get-time");
@@ -80,7 +80,7 @@ describe("the probing app", () => {
     await harness?.close();
   });
 
-  test("cannot read or touch the page, has an opaque origin, and gets the declared CSP as its document's header", async () => {
+  test("S9: cannot read or touch the page, has an opaque origin, and gets the declared CSP as its document's header", async () => {
     const page = await browser.newPage();
     try {
       const frameResponse = page.waitForResponse((r) => r.url().startsWith(`${harness.frames.origin}/app/`));

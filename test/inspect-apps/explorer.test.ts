@@ -47,7 +47,7 @@ describe("tether inspect with server-basic-vanillajs", () => {
     if (run?.cli.child.exitCode === null) await run.stop();
   });
 
-  test("a tool with an app shows its result and its app, and the app's button calls a tool through the explorer", async () => {
+  test("S9: a tool with an app shows its result and its app, and the app's button calls a tool through the explorer", async () => {
     const page = await browser.newPage();
     const errors = consoleErrors(page);
     try {
@@ -90,7 +90,7 @@ describe("tether inspect with the probing app", () => {
     if (run?.cli.child.exitCode === null) await run.stop();
   });
 
-  test("the app reaches nothing of the explorer's, and the sources refused from its CSP are shown", async () => {
+  test("S9: the app reaches nothing of the explorer's, and the sources refused from its CSP are shown", async () => {
     const page = await browser.newPage();
     try {
       await runTool(page, run, "probe");
@@ -125,7 +125,7 @@ describe("tether inspect with the probing app", () => {
     }
   });
 
-  test("the explorer's connection declares the UI extension to the server", async () => {
+  test("M4: the explorer's connection declares the UI extension to the server", async () => {
     const listed = await raw(run.base, "/api/servers", { headers: { authorization: `Bearer ${run.token}` } });
     const server = (JSON.parse(listed.body) as { servers: { id: string }[] }).servers[0]!.id;
     const answer = await api(run, "call", { server, tool: "extensions", args: {}, callId: "x1" });

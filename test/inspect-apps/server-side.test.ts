@@ -49,7 +49,7 @@ describe("the apps listener", () => {
     await frames.close();
   });
 
-  test("serves a published document into a frame of its own address, with its CSP, and nothing else", async () => {
+  test("S9: serves a published document into a frame of its own address, with its CSP, and nothing else", async () => {
     const { url, csp: policy } = frames.publish("<p>hello</p>", csp);
     const host = new URL(url).host;
     const ok = await get(url, { host, "sec-fetch-dest": "iframe" });
@@ -83,7 +83,7 @@ describe("the apps listener", () => {
 });
 
 describe("a resource's declared CSP", () => {
-  test("keeps plain origins and refuses anything that could widen the policy", () => {
+  test("S9: keeps plain origins and refuses anything that could widen the policy", () => {
     const { csp, refused } = declaredCsp({
       csp: {
         connectDomains: ["https://api.example.com", "wss://live.example.com:8443", "https://api.example.com"],
@@ -157,7 +157,7 @@ describe("the UI extension", () => {
     await client?.close();
   });
 
-  test("a client that declares it tells the server, which offers its app", async () => {
+  test("M4: a client that declares it tells the server, which offers its app", async () => {
     client = await connect({ command: process.execPath, args: [APPS_FIXTURE], extensions: APPS_EXTENSIONS });
     const declared = await client.callTool("extensions", {});
     assert.deepEqual(JSON.parse((declared.content[0] as { text: string }).text), {

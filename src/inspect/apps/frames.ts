@@ -1,6 +1,6 @@
 /**
  * The listener that serves MCP Apps' documents to their frames: a second loopback listener, so a
- * different port and so a different origin from the explorer's. An app's document is published
+ * different port and so a different origin from the explorer's (S9). An app's document is published
  * under a random path made for it (the explorer's token is never part of it, and this listener
  * never reads a cookie), served with the Content-Security-Policy its resource declared as an HTTP
  * header, and only to a request that names this listener's own address (Host: DNS rebinding) and,

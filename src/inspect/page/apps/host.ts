@@ -5,7 +5,7 @@
  * The frame is `sandbox="allow-scripts allow-forms"`, never `allow-same-origin`, and its document
  * comes from the apps listener (another port): its origin is opaque ("null"), so it can reach
  * neither the explorer's DOM, nor its storage, nor its cookie, and its document's CSP (an HTTP
- * header) is the one its resource declared. A message counts only when it comes from this frame's
+ * header) is the one its resource declared (S9). A message counts only when it comes from this frame's
  * window with the opaque origin; each is bounded in size and rate, and a flood closes the app.
  * The app's `tools/call` goes through the user's connection by the `callTool` the page hands in,
  * and only for a tool the server lets apps call (`_meta.ui.visibility`); `ui/open-link` opens a
