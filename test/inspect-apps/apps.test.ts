@@ -146,6 +146,9 @@ describe("the probing app", () => {
         .locator("#called")
         .filter({ hasText: "refused: the server does not let apps call model-only" })
         .waitFor();
+      // Past the message bound: refused by the host, never sent to the server.
+      await frame.locator("#big").click();
+      await frame.locator("#called").filter({ hasText: "refused: message too large" }).waitFor();
       const calls = (await activities(page)).filter((a) => a.kind === "call");
       assert.deepEqual(
         calls.map((c) => [c.name, c.ok]),

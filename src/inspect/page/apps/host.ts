@@ -15,8 +15,8 @@
 
 /** The protocol version this host speaks. */
 export const APPS_PROTOCOL_VERSION = "2026-01-26";
-/** The largest message taken from an app, as JSON text. */
-export const MAX_APP_MESSAGE_CHARS = 4 * 1024 * 1024;
+/** The largest message taken from an app, as JSON text: the explorer's own request bound. */
+export const MAX_APP_MESSAGE_CHARS = 1024 * 1024;
 /** Messages an app may send in a burst, and per second after it. */
 export const APP_MESSAGE_BURST = 200;
 export const APP_MESSAGES_PER_SECOND = 100;
