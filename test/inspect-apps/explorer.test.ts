@@ -125,6 +125,42 @@ describe("tether inspect with the probing app", () => {
     }
   });
 
+  test("S9: a link the app asks to open opens only once the user said yes", async () => {
+    const page = await browser.newPage();
+    try {
+      const link = `${run.base}/landing-${Date.now()}`;
+      await page.goto(run.url);
+      await page
+        .getByRole("button", { name: /^probe\b/ })
+        .first()
+        .click();
+      await page.getByLabel("link", { exact: true }).fill(link);
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      const frame = result(page).frameLocator("iframe.mcp-app-frame");
+      await frame.locator("#result").filter({ hasText: "probed 0" }).waitFor();
+      const asked: string[] = [];
+      page.once("dialog", (d) => {
+        asked.push(d.message());
+        void d.dismiss();
+      });
+      await frame.locator("#link").click();
+      const declined = result(page)
+        .locator(".app-activity li")
+        .filter({ hasText: `link ${link}: declined` });
+      await declined.waitFor({ state: "attached" });
+      assert.ok(asked[0]?.includes(link), asked[0]);
+      assert.equal(page.context().pages().length, 1);
+      page.once("dialog", (d) => void d.accept());
+      const popup = page.context().waitForEvent("page");
+      await frame.locator("#link").click();
+      const opened = await popup;
+      await opened.waitForURL(link);
+      await opened.close();
+    } finally {
+      await page.close();
+    }
+  });
+
   test("M4: the explorer's connection declares the UI extension to the server", async () => {
     const listed = await raw(run.base, "/api/servers", { headers: { authorization: `Bearer ${run.token}` } });
     const server = (JSON.parse(listed.body) as { servers: { id: string }[] }).servers[0]!.id;
