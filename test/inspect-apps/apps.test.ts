@@ -103,6 +103,12 @@ describe("the probing app", () => {
       await frame.locator("#result").filter({ hasText: "probed 2" }).waitFor();
       const found = await waitForLog(page, "probe");
       assert.equal(found.origin, "null");
+      // Nothing before initialized; then the input, then the result (the log comes after both).
+      assert.deepEqual(found.received, ["ui/notifications/tool-input", "ui/notifications/tool-result"]);
+      assert.equal(
+        (await activities(page)).filter((a) => a.kind === "log" && "early" in (a.data as object)).length,
+        0,
+      );
       assert.match(String(found.parentCanary), /^blocked SecurityError/);
       assert.match(String(found.parentWrite), /^blocked SecurityError/);
       assert.match(String(found.parentDom), /^blocked SecurityError/);
