@@ -27,6 +27,8 @@ after(async () => {
 });
 
 const result = (p: Page) => p.getByRole("region", { name: "Result" });
+/** The app shown below the Result region. */
+const app = (p: Page) => p.getByRole("region", { name: /^App ui:\/\// });
 
 /** Opens the explorer, picks `tool` and runs it with no arguments. */
 async function runTool(page: Page, run: ExplorerRun, tool: string): Promise<void> {
@@ -58,19 +60,19 @@ describe("tether inspect with server-basic-vanillajs", () => {
         .locator("pre.text")
         .filter({ hasText: /^\d{4}-\d\d-\d\dT/ })
         .waitFor();
-      const frameElement = region.locator("iframe.mcp-app-frame");
+      const frameElement = app(page).locator("iframe.mcp-app-frame");
       assert.equal(await frameElement.getAttribute("sandbox"), "allow-scripts allow-forms");
       const frameUrl = new URL((await frameElement.getAttribute("src"))!);
       assert.equal(frameUrl.hostname, "127.0.0.1");
       assert.notEqual(frameUrl.port, new URL(run.base).port, "the app has an origin of its own");
       assert.ok(!frameUrl.href.includes(run.token), "the app's URL does not carry the token");
-      const time = region.frameLocator("iframe.mcp-app-frame").locator("#server-time");
+      const time = app(page).frameLocator("iframe.mcp-app-frame").locator("#server-time");
       await time.filter({ hasText: /^\d{4}-\d\d-\d\dT/ }).waitFor();
       const first = await time.textContent();
       await page.screenshot({ path: join(ARTIFACTS, "explorer-basic-vanillajs.png"), fullPage: true });
-      await region.frameLocator("iframe.mcp-app-frame").locator("#get-time-btn").click();
+      await app(page).frameLocator("iframe.mcp-app-frame").locator("#get-time-btn").click();
       await time.filter({ hasNotText: first! }).waitFor();
-      await region
+      await app(page)
         .locator(".app-activity li")
         .filter({ hasText: /^tools\/call get-time: ok in \d+ ms$/ })
         .waitFor({ state: "attached" });
@@ -94,15 +96,16 @@ describe("tether inspect with the probing app", () => {
     const page = await browser.newPage();
     try {
       await runTool(page, run, "probe");
-      const region = result(page);
-      await region
-        .locator(".app .warn")
+      await app(page)
+        .locator(".warn")
         .filter({
           hasText:
             "Left out of the app's CSP (not plain origins): frameDomains: https://frames.example.com; script-src *",
         })
         .waitFor();
-      const probe = region.locator(".app-activity li").filter({ hasText: /^log info: \{"probe":true/ });
+      const probe = app(page)
+        .locator(".app-activity li")
+        .filter({ hasText: /^log info: \{"probe":true/ });
       await probe.waitFor({ state: "attached" });
       const found = JSON.parse((await probe.textContent())!.slice("log info: ".length)) as Record<
         string,
@@ -111,15 +114,14 @@ describe("tether inspect with the probing app", () => {
       assert.equal(found.origin, "null");
       assert.match(found.parentDom!, /^blocked SecurityError/);
       assert.match(found.cookie!, /^blocked SecurityError/);
-      await region.locator(".app details summary").click();
+      await app(page).locator("details summary").click();
       await page.screenshot({ path: join(ARTIFACTS, "explorer-probe.png"), fullPage: true });
-      // Another run replaces the app: one frame, the new one's.
+      // Another run replaces the app, once the new result is in: one app again, the new one's.
+      const firstFrame = await app(page).locator("iframe.mcp-app-frame").getAttribute("src");
       await page.getByRole("button", { name: "Run", exact: true }).click();
-      await region
-        .locator(".app-activity li")
-        .filter({ hasText: /^log info: \{"probe":true/ })
-        .waitFor({ state: "attached" });
-      assert.equal(await region.locator("iframe.mcp-app-frame").count(), 1);
+      await page.locator(`iframe.mcp-app-frame:not([src="${firstFrame}"])`).waitFor();
+      await page.locator(`iframe.mcp-app-frame[src="${firstFrame}"]`).waitFor({ state: "detached" });
+      assert.equal(await app(page).count(), 1);
     } finally {
       await page.close();
     }
@@ -136,7 +138,7 @@ describe("tether inspect with the probing app", () => {
         .click();
       await page.getByLabel("link", { exact: true }).fill(link);
       await page.getByRole("button", { name: "Run", exact: true }).click();
-      const frame = result(page).frameLocator("iframe.mcp-app-frame");
+      const frame = app(page).frameLocator("iframe.mcp-app-frame");
       await frame.locator("#result").filter({ hasText: "probed 0" }).waitFor();
       const asked: string[] = [];
       page.once("dialog", (d) => {
@@ -144,7 +146,7 @@ describe("tether inspect with the probing app", () => {
         void d.dismiss();
       });
       await frame.locator("#link").click();
-      const declined = result(page)
+      const declined = app(page)
         .locator(".app-activity li")
         .filter({ hasText: `link ${link}: declined` });
       await declined.waitFor({ state: "attached" });

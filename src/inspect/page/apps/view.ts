@@ -1,17 +1,22 @@
-// MCP Apps in the Result region: a tool whose `_meta` names a `ui://` resource shows its result as
-// usual and, below it, its app (host.ts mounts it in a sandboxed frame). The app's own tool calls
-// go through the explorer's `call` operation, like a call from the page. A new result in the same
-// region, or the region leaving the page, ends the app.
+// MCP Apps beside the Result region: a tool whose `_meta` names a `ui://` resource shows its result
+// as usual and, below it, its app (host.ts mounts it in a sandboxed frame). The app's own tool
+// calls go through the explorer's `call` operation, like a call from the page. A new result of the
+// same tool view ends the app (`ui/resource-teardown` first); leaving the view ends it at once.
 import { errorLine, isObj, type Obj, post, strOf } from "../api.ts";
 import { el, fill } from "../dom.ts";
-import { renderToolResult, resultViews, type ToolCall } from "../result.ts";
+import { resultViews, type ToolCall } from "../result.ts";
 import { type AppActivity, type AppHandle, type AppTool, mountApp } from "./host.ts";
 
 /** Activity lines kept per app. */
 const MAX_ACTIVITY_LINES = 200;
 
-const mounted = new WeakMap<HTMLElement, AppHandle>();
-let rendering = false;
+/** An app shown beside a Result region, and how it ends. */
+interface ShownApp {
+  handle?: AppHandle;
+  end(why: string): Promise<void>;
+}
+
+const shownApps = new WeakMap<HTMLElement, ShownApp>();
 let appCalls = 0;
 
 /** The `ui://` resource a tool names (`_meta.ui.resourceUri`, or the older `_meta["ui/resourceUri"]`). */
@@ -47,28 +52,31 @@ function activityLine(a: AppActivity): string {
 }
 
 resultViews.push((container: HTMLElement, call: ToolCall): boolean => {
-  if (rendering) return false;
-  const previous = mounted.get(container);
+  // The app lives beside the Result region, not in it: a new run clears the region at once, while
+  // the app shown stays until the new result comes, and is then asked to end before it goes.
+  const previous = shownApps.get(container);
   if (previous) {
-    mounted.delete(container);
-    void previous.unmount("another result replaced it");
+    shownApps.delete(container);
+    void previous.end("another result replaced it");
   }
   const uri = appUri(call.tool);
-  if (!uri || call.error !== undefined || !call.result) return false;
-  const shown = el("div");
-  const box = el("section", { class: "app", "aria-label": `App ${uri}` });
-  fill(container, shown, box);
-  rendering = true;
-  try {
-    renderToolResult(shown, call);
-  } finally {
-    rendering = false;
+  if (uri && call.error === undefined && call.result) {
+    const box = el("section", { class: "app", "aria-label": `App ${uri}` });
+    container.after(box);
+    const shown: ShownApp = {
+      async end(why) {
+        await shown.handle?.unmount(why);
+        box.remove();
+      },
+    };
+    shownApps.set(container, shown);
+    void showApp(shown, box, uri, call);
   }
-  void showApp(container, box, uri, call);
-  return true;
+  // The result itself is shown as for any tool.
+  return false;
 });
 
-async function showApp(container: HTMLElement, box: HTMLElement, uri: string, call: ToolCall): Promise<void> {
+async function showApp(shown: ShownApp, box: HTMLElement, uri: string, call: ToolCall): Promise<void> {
   const server = call.server;
   const name = strOf(call.tool.name);
   fill(box, el("p", { class: "muted" }, `Loading the app ${uri}…`));
@@ -137,5 +145,5 @@ async function showApp(container: HTMLElement, box: HTMLElement, uri: string, ca
       while (activity.childElementCount > MAX_ACTIVITY_LINES) activity.firstElementChild?.remove();
     },
   });
-  mounted.set(container, handle);
+  shown.handle = handle;
 }
