@@ -163,6 +163,24 @@ describe("tether inspect with the probing app", () => {
     }
   });
 
+  test("a tool whose ui:// resource is not an app shows its result, and says why there is no app", async () => {
+    const page = await browser.newPage();
+    try {
+      await runTool(page, run, "not-an-app");
+      await result(page).locator("pre.text").filter({ hasText: "no app after all" }).waitFor();
+      await app(page)
+        .getByRole("alert")
+        .filter({
+          hasText:
+            "The app ui://fixture/plain.txt could not be shown: error: ui://fixture/plain.txt is not an MCP App: text/html;profile=mcp-app expected, the server sent text/plain [protocol/not_an_app at call, call]",
+        })
+        .waitFor();
+      assert.equal(await page.locator("iframe").count(), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
   test("M4: the explorer's connection declares the UI extension to the server", async () => {
     const listed = await raw(run.base, "/api/servers", { headers: { authorization: `Bearer ${run.token}` } });
     const server = (JSON.parse(listed.body) as { servers: { id: string }[] }).servers[0]!.id;

@@ -7,11 +7,10 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "../../src/client/api.ts";
-import { connect } from "../../src/index.ts";
+import { connect, TetherError } from "../../src/index.ts";
 import { AppFrames } from "../../src/inspect/apps/frames.ts";
 import {
   APPS_EXTENSIONS,
-  AppResourceError,
   appResourceUri,
   declaredCsp,
   readAppResource,
@@ -144,7 +143,9 @@ describe("a resource's declared CSP", () => {
     await assert.rejects(
       readAppResource(client, "ui://a/b"),
       (e: unknown) =>
-        e instanceof AppResourceError &&
+        e instanceof TetherError &&
+        e.code === "protocol" &&
+        e.reason === "not_an_app" &&
         e.message ===
           "ui://a/b is not an MCP App: text/html;profile=mcp-app expected, the server sent text/html",
     );

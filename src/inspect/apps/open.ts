@@ -10,7 +10,7 @@ import type { Client } from "../../client/api.ts";
 import type { Tool } from "../../client/results.ts";
 import type { JsonObject } from "../../jsonrpc/messages.ts";
 import type { AppFrames } from "./frames.ts";
-import { AppResourceError, appResourceUri, readAppResource } from "./resource.ts";
+import { appResourceUri, notAnApp, readAppResource } from "./resource.ts";
 
 /** What the operation needs of a connection (the explorer's Connection has it). */
 export interface AppConnection {
@@ -19,7 +19,7 @@ export interface AppConnection {
   message(dir: "in" | "out", method: string, body: unknown): void;
 }
 
-/** Reads and publishes the app of `tool`; an AppResourceError when the tool has none. */
+/** Reads and publishes the app of `tool`; `protocol` / `not_an_app` when it has none. */
 export async function openApp(
   conn: AppConnection,
   frames: AppFrames,
@@ -27,7 +27,7 @@ export async function openApp(
   signal: AbortSignal,
 ): Promise<JsonObject> {
   const uri = appResourceUri(tool);
-  if (!uri) throw new AppResourceError(`${tool.name} names no ui:// resource: it has no app`);
+  if (!uri) throw notAnApp(`${tool.name} names no ui:// resource: it has no app`);
   const client = await conn.ready();
   conn.message("out", "resources/read", { uri });
   let app: Awaited<ReturnType<typeof readAppResource>>;

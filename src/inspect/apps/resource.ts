@@ -9,6 +9,8 @@
 
 import type { Client } from "../../client/api.ts";
 import type { ResourceContents, Tool } from "../../client/results.ts";
+import { limitError, protocolError, type Where } from "../../errors/failures.ts";
+import type { TetherError } from "../../errors/tether-error.ts";
 import { UI_EXTENSION, UI_MIME_TYPE } from "../../protocol/extensions.ts";
 
 /**
@@ -27,9 +29,12 @@ const MAX_APP_RESPONSE_BYTES = 2 * MAX_APP_HTML_BYTES;
 const MAX_SOURCES = 32;
 const MAX_SOURCE_CHARS = 255;
 
-/** A problem with an app's resource, said in a sentence; the connection's own errors pass as they are. */
-export class AppResourceError extends Error {
-  override readonly name = "AppResourceError";
+/** Where an app's problems are met: reading its resource, which happened (the server answered). */
+const READ: Where = { stage: "call", phase: "call", effect: "done" };
+
+/** A resource that cannot be an app: `protocol` / `not_an_app`, in a sentence. */
+export function notAnApp(message: string): TetherError {
+  return protocolError(READ, "not_an_app", message);
 }
 
 /** The `ui://` resource a tool names (`_meta.ui.resourceUri`, or the older `_meta["ui/resourceUri"]`). */
@@ -138,14 +143,14 @@ export interface AppResource {
  * Reads an app's `ui://` resource through the connection (`resources/read`, bounded by
  * MAX_APP_HTML_BYTES), picks the content of the app's type, and redacts it. The connection's
  * errors (a timeout, a refused read) are thrown as they are; a resource that is not an app is an
- * AppResourceError.
+ * `protocol` / `not_an_app` error (and one past the bound a `limit` / `app_too_large`).
  */
 export async function readAppResource(
   client: Pick<Client, "readResource" | "redact">,
   uri: string,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<AppResource> {
-  if (!uri.startsWith("ui://")) throw new AppResourceError(`${uri} is not a ui:// resource`);
+  if (!uri.startsWith("ui://")) throw notAnApp(`${uri} is not a ui:// resource`);
   const read = await client.readResource(uri, {
     ...options,
     maxResponseBytes: MAX_APP_RESPONSE_BYTES,
@@ -154,13 +159,14 @@ export async function readAppResource(
   const content = ofType.find((c) => c.uri === uri) ?? ofType[0];
   if (!content) {
     const types = read.contents.map((c) => c.mimeType ?? "no type").join(", ") || "no contents";
-    throw new AppResourceError(
-      `${uri} is not an MCP App: ${UI_MIME_TYPE} expected, the server sent ${types}`,
-    );
+    throw notAnApp(`${uri} is not an MCP App: ${UI_MIME_TYPE} expected, the server sent ${types}`);
   }
   const html = htmlOf(content);
-  if (Buffer.byteLength(html) > MAX_APP_HTML_BYTES)
-    throw new AppResourceError(`${uri} is larger than ${MAX_APP_HTML_BYTES} bytes`);
+  const size = Buffer.byteLength(html);
+  if (size > MAX_APP_HTML_BYTES)
+    throw limitError(READ, "app_too_large", `${uri} is larger than ${MAX_APP_HTML_BYTES} bytes`, size, {
+      maxAppHtmlBytes: MAX_APP_HTML_BYTES,
+    });
   const ui = objectField(content._meta, "ui");
   const { csp, refused } = declaredCsp(ui);
   const prefersBorder = ui?.prefersBorder;
@@ -177,7 +183,7 @@ function htmlOf(content: ResourceContents): string {
   if ("text" in content && typeof content.text === "string") return content.text;
   if ("blob" in content && typeof content.blob === "string")
     return Buffer.from(content.blob, "base64").toString("utf8");
-  throw new AppResourceError(`${content.uri} has neither text nor blob`);
+  throw notAnApp(`${content.uri} has neither text nor blob`);
 }
 
 /** `text/html; profile=mcp-app` and `TEXT/HTML;profile=mcp-app` are the same type. */
