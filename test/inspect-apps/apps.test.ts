@@ -152,6 +152,12 @@ describe("the probing app", () => {
         .locator("#called")
         .filter({ hasText: "refused: the server does not let apps call model-only" })
         .waitFor();
+      // The harness gives the host no way to read resources: the app is told so.
+      await frame.locator("#read").click();
+      await frame
+        .locator("#called")
+        .filter({ hasText: "refused: this host does not read resources for apps" })
+        .waitFor();
       // Past the message bound: refused by the host, never sent to the server.
       await frame.locator("#big").click();
       await frame.locator("#called").filter({ hasText: "refused: message too large" }).waitFor();

@@ -114,6 +114,10 @@ describe("tether inspect with the probing app", () => {
       assert.equal(found.origin, "null");
       assert.match(found.parentDom!, /^blocked SecurityError/);
       assert.match(found.cookie!, /^blocked SecurityError/);
+      // The app reads a resource of its server through the explorer.
+      const frame = app(page).frameLocator("iframe.mcp-app-frame");
+      await frame.locator("#read").click();
+      await frame.locator("#called").filter({ hasText: "read: not html" }).waitFor();
       await app(page).locator("details summary").click();
       await page.screenshot({ path: join(ARTIFACTS, "explorer-probe.png"), fullPage: true });
       // Another run replaces the app, once the new result is in: one app again, the new one's.
