@@ -1,15 +1,18 @@
 export { clientKey, configDir, FileTokenStore, MemoryTokenStore, serverKey } from "./auth/token-store.ts";
 export type {
+  ArgumentValue,
   CallOptions,
   Client,
   CompletionArgument,
   CompletionContext,
   ListKind,
+  LoadSkillOptions,
   OperationOptions,
   Progress,
   TaskCallOptions,
   TaskRequest,
   TaskRunOptions,
+  ToolArguments,
 } from "./client/api.ts";
 export type { NotificationHandler } from "./client/notification-hub.ts";
 export type {
@@ -25,6 +28,8 @@ export type {
   GetPromptResult,
   Icon,
   ImageContent,
+  LoadedSkill,
+  LoadedSkillFile,
   LoggingLevel,
   LoggingMessage,
   Page,
@@ -39,6 +44,8 @@ export type {
   ResourceUpdate,
   Role,
   ServerNotification,
+  Skill,
+  SkillFile,
   Task,
   TaskStatus,
   TextContent,
@@ -47,6 +54,9 @@ export type {
   ToolAnnotations,
 } from "./client/results.ts";
 export { LOGGING_LEVELS } from "./client/results.ts";
+export { SKILL_LIMITS } from "./client/skills.ts";
+export type { ToolShapes, TypedCallArgs, TypedCallResult, TypedTools } from "./client/typed-tools.ts";
+export { typedTools } from "./client/typed-tools.ts";
 export { connect } from "./connect/connect.ts";
 export type {
   CallEffect,
@@ -86,7 +96,13 @@ export type {
 export type { EraHint, EraHintStore } from "./protocol/era-hints.ts";
 export { MemoryEraHints } from "./protocol/era-hints.ts";
 export type { Extensions } from "./protocol/extensions.ts";
-export { isExtensionId, TASKS_EXTENSION, UI_EXTENSION, UI_MIME_TYPE } from "./protocol/extensions.ts";
+export {
+  isExtensionId,
+  SKILLS_EXTENSION,
+  TASKS_EXTENSION,
+  UI_EXTENSION,
+  UI_MIME_TYPE,
+} from "./protocol/extensions.ts";
 export type { ProtocolVersion } from "./protocol/versions.ts";
 export { KNOWN_VERSIONS } from "./protocol/versions.ts";
 export { CLEANUP_GRACE_MS, SIGTERM_GRACE_MS, STDIN_CLOSE_GRACE_MS } from "./transport/grace.ts";

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { createPrivateKey, type JsonWebKey } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { configDir, FileTokenStore, serverKey } from "../auth/token-store.ts";
@@ -8,6 +7,7 @@ import type { AuthOptions, ConnectOptions } from "../options/options.ts";
 import type { TokenStore } from "../options/token-store.ts";
 import { OAUTH_FLAGS, type Values } from "./flag-table.ts";
 import type { Io } from "./io.ts";
+import { openUrl } from "./open-url.ts";
 
 const GRANTS = ["authorization_code", "client_credentials", "jwt_bearer", "token_exchange"] as const;
 
@@ -69,19 +69,7 @@ export function openInBrowser(io: Io, who = "tether", withoutTerminal = false): 
   return (url) => {
     io.stderr(`To authorize ${who}, open this URL in a browser:\n  ${url}\n`);
     if ((!io.stderrIsTty && !withoutTerminal) || io.env.TETHER_NO_BROWSER) return;
-    const [command, args] =
-      process.platform === "darwin"
-        ? ["open", [url]]
-        : process.platform === "win32"
-          ? ["cmd", ["/c", "start", "", url]]
-          : ["xdg-open", [url]];
-    try {
-      const child = spawn(command, args as string[], { stdio: "ignore", detached: true });
-      child.on("error", () => {});
-      child.unref();
-    } catch {
-      // No browser here: the printed URL is enough.
-    }
+    openUrl(url);
   };
 }
 

@@ -285,7 +285,7 @@ export const FLAGS = {
     value: "FILE",
     helpNote: "(- for stdout)",
     about:
-      "write binary contents (images, audio, blobs) decoded to FILE (`-`: stdout); `types`: the declarations",
+      "write binary contents (images, audio, blobs) decoded to FILE (`-`: stdout); `types`: the declarations; `skill`: the folder to write the skill into",
   },
   task: {
     type: B,

@@ -44,6 +44,8 @@ Usage:
   tether watch <target> [--log-level L] [--subscribe URI]... [--duration MS]
                                                   stream server notifications until Ctrl-C
   tether types <target> [-o FILE]                 TypeScript declarations for the tools
+  tether skills <target>                          list the server's skills (SEP-2640)
+  tether skill <target> <name> -o DIR             fetch one skill, verified, into DIR
   tether session start <name> <target> [--idle-timeout MS]   keep a connection open as @name
   tether session list | stop <name>               the live sessions; end one
   tether shell <target|@name>                     an interactive prompt on one connection

@@ -3,7 +3,6 @@
  * servers of the config files and the live sessions, prints its URL, opens a browser, and holds
  * until Ctrl-C, which ends the explorer, its connections and every process they started.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Client } from "../client/api.ts";
@@ -12,12 +11,14 @@ import { asTetherError } from "../errors/tether-error.ts";
 import { APPS_EXTENSIONS } from "../inspect/apps/resource.ts";
 import type { ExplorerHost, ServerChoice } from "../inspect/connection.ts";
 import { startExplorer } from "../inspect/server.ts";
+import { tappedSpawn } from "../inspect/wire-tap.ts";
 import { sessionPlace } from "../sessions/folder.ts";
 import { SessionLink } from "../sessions/link.ts";
 import type { SessionInfo } from "../sessions/wire.ts";
 import type { Context } from "./command.ts";
 import { configEnvironment, listServers } from "./config.ts";
 import { hintFor, spawnProblem } from "./error-line.ts";
+import { openUrl } from "./open-url.ts";
 import { fitArguments } from "./schema-args.ts";
 import { isSessionTarget } from "./session-target.ts";
 
@@ -71,7 +72,11 @@ export async function runInspect(ctx: Context): Promise<number> {
       };
       if (isSessionTarget(choice.target))
         return (await import("./session-attach.ts")).attachSession(choice.target, full, io.env);
-      if (full.command !== undefined) ctx.spawned = full.command;
+      if (full.command !== undefined) {
+        ctx.spawned = full.command;
+        // A stdio server's messages are read off the wire for the history.
+        full.deps = { ...full.deps, spawn: tappedSpawn(extras.wire, full.deps?.spawn) };
+      }
       return (await import("../connect/connect.ts")).connect(full);
     },
     checkArgs(tool, args) {
@@ -97,7 +102,7 @@ export async function runInspect(ctx: Context): Promise<number> {
       io.stderr(
         `warning: the explorer serves on ${address}: anyone who can reach it and holds the URL controls your servers\n`,
       );
-    if (!v["no-open"] && !io.env.TETHER_NO_BROWSER) openBrowser(explorer.url);
+    if (!v["no-open"] && !io.env.TETHER_NO_BROWSER) openUrl(explorer.url);
     const signal = io.signal;
     if (signal)
       await new Promise<void>((resolve) => {
@@ -173,21 +178,5 @@ async function liveSessions(env: NodeJS.ProcessEnv): Promise<SessionInfo[]> {
     }
   } catch {
     return [];
-  }
-}
-
-function openBrowser(url: string): void {
-  const [command, args] =
-    process.platform === "darwin"
-      ? ["open", [url]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", "", url]]
-        : ["xdg-open", [url]];
-  try {
-    const child = spawn(command, args as string[], { stdio: "ignore", detached: true });
-    child.on("error", () => {});
-    child.unref();
-  } catch {
-    // No browser here: the printed URL is enough.
   }
 }

@@ -11,6 +11,20 @@ const MAX_DEPTH = 24;
 const MAX_DESCRIPTION_CHARS = 2000;
 /** The name of the map from tool names to their types; never a tool's own type name. */
 export const TOOLS_MAP = "Tools";
+/**
+ * The type of a value a schema leaves open: any JSON value, never `unknown`, so that every type
+ * made here is one the library sends and receives (a tool's arguments are JSON).
+ */
+export const JSON_TYPE = "Json";
+/** Its declaration, written once at the head of the file. */
+export const JSON_DECLARATION = `/**
+ * Any JSON value: what a schema leaves open.
+ */
+export type ${JSON_TYPE} = null | boolean | number | string | ${JSON_TYPE}[] | { [key: string]: ${JSON_TYPE} };
+`;
+
+/** A schema for any JSON value (the generator writes its `tsType` as it is: ours, never the server's). */
+export const jsonLeaf = (): Schema => ({ tsType: JSON_TYPE });
 
 export type Schema = { [key: string]: unknown };
 
@@ -47,7 +61,7 @@ export function identifierOf(name: string, fallback = "Tool"): string {
 
 /** Type names in use, so that no two declarations share one. */
 export class Names {
-  readonly #used = new Set<string>([TOOLS_MAP]);
+  readonly #used = new Set<string>([TOOLS_MAP, JSON_TYPE]);
 
   /** `base` followed by each suffix, with a number after `base` where any of them is taken. */
   take(base: string, suffixes: readonly string[]): string {
@@ -93,6 +107,35 @@ const samePrefix = (prefix: readonly string[], tokens: readonly string[]) =>
 const ONE = ["additionalProperties", "additionalItems"] as const;
 const LIST = ["allOf", "anyOf", "oneOf"] as const;
 const TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
+/** The keywords of a rebuilt schema that give it a shape; one with none of them is any JSON value. */
+const SHAPE = ["type", "enum", "$ref", "properties", "items", ...ONE, ...LIST, "tsType"] as const;
+
+const hasType = (schema: Schema, type: string) =>
+  schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type));
+
+/**
+ * What a rebuilt schema leaves open, made JSON: a value of no shape is any JSON value; an object
+ * that names no properties takes any JSON members, and one that names some takes only those
+ * unless it says `additionalProperties` (an argument a tool does not declare is a compile error,
+ * as the CLI refuses it); an array's items are JSON where it does not say what they are.
+ */
+export function closeOver(out: Schema): void {
+  if (!SHAPE.some((k) => Object.hasOwn(out, k))) {
+    out.tsType = JSON_TYPE;
+    return;
+  }
+  const named = isSchema(out.properties) && Object.keys(out.properties).length > 0;
+  if (
+    out.additionalProperties === true ||
+    (out.additionalProperties === undefined && hasType(out, "object") && !named)
+  )
+    out.additionalProperties = jsonLeaf();
+  if (hasType(out, "array")) {
+    if (out.items === undefined) out.items = jsonLeaf();
+    else if (Array.isArray(out.items) && (out.additionalItems === undefined || out.additionalItems === true))
+      out.additionalItems = jsonLeaf();
+  }
+}
 
 /**
  * One tool's schema, rebuilt from shape keywords only (see the file's comment), its nested
@@ -112,10 +155,29 @@ export class SchemaRebuild {
     readonly keys: PropertyKeys,
   ) {}
 
-  /** The root schema under its name, and its definitions under theirs. */
-  run(schema: unknown, description: string | undefined): void {
+  /**
+   * The root schema under its name, and its definitions under theirs. An `arguments` root is an
+   * object, as the spec says a tool's input schema is: one that says otherwise (or only refers
+   * elsewhere) is taken as an object with any JSON members.
+   */
+  run(schema: unknown, description: string | undefined, arguments_ = false): void {
     this.#collect(schema, [], 0);
-    const rebuilt = this.#node(schema, [], 0);
+    let rebuilt = this.#node(schema, [], 0);
+    if (arguments_) {
+      const other =
+        rebuilt.$ref !== undefined ||
+        rebuilt.enum !== undefined ||
+        (rebuilt.type !== undefined && !hasType(rebuilt, "object"));
+      if (other) {
+        const ref = this.refs.indexOf(rebuilt);
+        if (ref >= 0) this.refs.splice(ref, 1);
+        rebuilt = { additionalProperties: jsonLeaf() };
+        this.nodes.add(rebuilt);
+      }
+      delete rebuilt.tsType;
+      rebuilt.type = "object";
+      closeOver(rebuilt);
+    }
     if (description) rebuilt.description = description;
     this.definitions.set(this.root, rebuilt);
     for (const { at, name } of this.#moved) {
@@ -159,7 +221,10 @@ export class SchemaRebuild {
   #node(schema: unknown, at: string[], depth: number): Schema {
     const out: Schema = {};
     this.nodes.add(out);
-    if (!isSchema(schema) || depth > MAX_DEPTH) return out;
+    if (!isSchema(schema) || depth > MAX_DEPTH) {
+      closeOver(out);
+      return out;
+    }
     if (typeof schema.description === "string" && schema.description.trim())
       out.description = commentText(schema.description);
     else if (typeof schema.title === "string" && schema.title.trim())
@@ -171,7 +236,7 @@ export class SchemaRebuild {
       if (ref) {
         out.$ref = ref;
         this.refs.push(out);
-      }
+      } else closeOver(out);
       return out;
     }
     const type = schema.type;
@@ -207,6 +272,7 @@ export class SchemaRebuild {
       if (Array.isArray(list) && list.length > 0)
         out[k] = list.map((v, i) => this.#node(v, [...at, k, String(i)], depth + 1));
     }
+    closeOver(out);
     return out;
   }
 

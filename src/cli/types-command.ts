@@ -20,6 +20,9 @@ import { terminalLine } from "../errors/terminal-text.ts";
 import {
   commentText,
   identifierOf,
+  JSON_DECLARATION,
+  JSON_TYPE,
+  jsonLeaf,
   Names,
   PropertyKeys,
   pointerOf,
@@ -61,7 +64,7 @@ const REFERENCE_NOTE = new RegExp(` \\*\\n${NOTE}`, "g");
 /** The generator's options: nothing read from disk or the network, nothing pasted unchecked. */
 const GENERATOR_OPTIONS = {
   bannerComment: "",
-  additionalProperties: true,
+  additionalProperties: false,
   declareExternallyReferenced: true,
   enableConstEnums: false,
   ignoreMinAndMaxItems: true,
@@ -98,15 +101,16 @@ function documentFor(tools: readonly Tool[], opaque: ReadonlySet<number>): Built
     const label = terminalLine(tool.name).replace(/\*\//g, "*\\/");
     const about = tool.description ?? tool.title;
     const unusable = opaque.has(i) ? " Its schema could not be converted." : "";
-    const rebuild = (schema: unknown, name: string, text: string) => {
+    const rebuild = (schema: unknown, name: string, text: string, args = false) => {
       const r = new SchemaRebuild(name, names, definitions, nodes, keys);
-      r.run(opaque.has(i) ? {} : schema, commentText(text));
+      r.run(opaque.has(i) ? {} : schema, commentText(text), args);
       refs.push(...r.refs);
     };
     rebuild(
       tool.inputSchema,
       `${stem}Input`,
       `Arguments of the tool "${label}".${unusable}${about ? `\n\n${about}` : ""}`,
+      true,
     );
     const output = tool.outputSchema === undefined ? null : `${stem}Output`;
     if (output)
@@ -117,7 +121,7 @@ function documentFor(tools: readonly Tool[], opaque: ReadonlySet<number>): Built
       required: ["input", "output"],
       properties: {
         input: { $ref: pointerOf(["definitions", `${stem}Input`]) },
-        output: output ? { $ref: pointerOf(["definitions", output]) } : {},
+        output: output ? { $ref: pointerOf(["definitions", output]) } : jsonLeaf(),
       },
     };
     if (about) entry.description = commentText(about);
@@ -139,8 +143,8 @@ function documentFor(tools: readonly Tool[], opaque: ReadonlySet<number>): Built
 
 /**
  * Drops every `$ref` that lands nowhere (outside the rebuilt schemas) or on a chain of references
- * that comes back to itself without reaching a schema: each becomes `unknown`, which the generator
- * always takes.
+ * that comes back to itself without reaching a schema: each becomes any JSON value, which the
+ * generator always takes.
  */
 function settleRefs(document: Schema, refs: readonly Schema[], nodes: WeakSet<Schema>): void {
   for (const node of refs) {
@@ -150,6 +154,7 @@ function settleRefs(document: Schema, refs: readonly Schema[], nodes: WeakSet<Sc
       const target = targetOf(document, at.$ref, nodes);
       if (!target || chain.has(target)) {
         delete node.$ref;
+        node.tsType = JSON_TYPE;
         break;
       }
       chain.add(target);
@@ -167,6 +172,31 @@ async function quietly<T>(run: () => Promise<T>): Promise<T> {
   } finally {
     if (verbose !== undefined) process.env.VERBOSE = verbose;
   }
+}
+
+/**
+ * The generator's interfaces, but the Tools map, as type aliases of the same object types: an
+ * interface is never assignable to an index signature (a `JsonObject`, a tool's arguments), an
+ * object type is when its members are. The generator writes each declaration from the start of a
+ * line and ends it with a `}` alone on one; comments and string literals never begin a line so.
+ */
+function aliases(generated: string): string {
+  let open = false;
+  return generated
+    .split("\n")
+    .map((line) => {
+      const declared = /^export interface ([A-Za-z0-9_$]+) \{(\})?$/.exec(line);
+      if (declared && declared[1] !== TOOLS_MAP) {
+        open = declared[2] === undefined;
+        return `export type ${declared[1]} = {${open ? "" : "};"}`;
+      }
+      if (open && line === "}") {
+        open = false;
+        return "};";
+      }
+      return line;
+    })
+    .join("\n");
 }
 
 /** Generates TypeScript from one schema document. */
@@ -195,7 +225,7 @@ export async function toolTypes(tools: readonly Tool[], generator?: Generator): 
     generated = await generate(built);
   }
   const declarations = built.keys
-    .restore(generated)
+    .restore(`${JSON_DECLARATION}${aliases(generated)}`)
     // The generator notes which definition each type came from; here every one is ours, so the
     // note only repeats the type's name.
     .replace(REFERENCE_NOTE_ALONE, "")

@@ -15,6 +15,7 @@ import type {
   CompletionRef,
   CreateTaskResult,
   GetPromptResult,
+  LoadedSkill,
   LoggingLevel,
   LoggingMessage,
   Page,
@@ -23,9 +24,27 @@ import type {
   Resource,
   ResourceTemplate,
   ResourceUpdate,
+  Skill,
   Task,
   Tool,
 } from "./results.ts";
+
+/**
+ * A tool's arguments: a JSON object, as `callTool` sends it. A member whose value is `undefined` is
+ * left out (as `JSON.stringify` leaves it out), so an object type with optional members, such as the
+ * `…Input` types `tether types` writes, is accepted as it is; a JsonObject always is.
+ */
+export type ToolArguments = { readonly [key: string]: ArgumentValue | undefined };
+/** One value in a tool's arguments: JSON (arrays may be readonly; `undefined` only as an object member). */
+export type ArgumentValue = null | boolean | number | string | readonly ArgumentValue[] | ToolArguments;
+
+export interface LoadSkillOptions extends OperationOptions {
+  /**
+   * The most bytes the skill's files may hold in all (default and most: 16 MiB, the extension's
+   * limit). Each request runs under the call budget; `signal` cancels the whole load.
+   */
+  maxBytes?: number;
+}
 
 /**
  * Per-operation options: the caller's signal, and overrides of the phase's budget for this one
@@ -140,7 +159,7 @@ export interface Client {
    */
   callTool(
     name: string,
-    args: JsonObject,
+    args: ToolArguments,
     options: TaskCallOptions,
   ): Promise<CallToolResult | CreateTaskResult>;
   /**
@@ -149,13 +168,13 @@ export interface Client {
    * is checked against the tool's `outputSchema` (a mismatch: `protocol`/`output_schema_mismatch`,
    * effect `done`). A tool that requires running as a task is run as one, to its end.
    */
-  callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
+  callTool(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult>;
   /**
    * Runs a tool as a task and waits for its result: polls at the server's interval (or sooner
    * when it announces a change), all within one budget. On timeout or cancellation the task is
    * cancelled on the server (`tasks/cancel`) before the call settles.
    */
-  callToolAsTask(name: string, args?: JsonObject, options?: TaskRunOptions): Promise<CallToolResult>;
+  callToolAsTask(name: string, args?: ToolArguments, options?: TaskRunOptions): Promise<CallToolResult>;
 
   /** Every resource, every page, under the call phase's budgets and the page ceiling. */
   listResources(options?: OperationOptions): Promise<Resource[]>;
@@ -177,6 +196,26 @@ export interface Client {
   subscribeResource(uri: string, options?: OperationOptions): Promise<void>;
   /** Stops the updates subscribeResource asked for (in 2026-07-28, the listen stream closes when nothing is left on it). */
   unsubscribeResource(uri: string, options?: OperationOptions): Promise<void>;
+
+  /**
+   * Every skill the server lists (SEP-2640 `skills/list`), every page, under the call phase's
+   * budgets and the page ceiling. Entries only: no file is read. A server that does not declare
+   * the skills extension: `protocol` / `skills_not_offered`, nothing sent.
+   */
+  listSkills(options?: OperationOptions): Promise<Skill[]>;
+  /** One page of skills. */
+  listSkillsPage(cursor?: string, options?: OperationOptions): Promise<Page<Skill>>;
+  /** The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`), listed or not. */
+  getSkill(uri: string, options?: OperationOptions): Promise<Skill>;
+  /**
+   * Reads a skill's files (by its name, which must name one listed skill, or the URI of its
+   * `SKILL.md`) and resolves only once every one matched its entry: size, digest, and the
+   * front matter of `SKILL.md`. Paths are confined to the skill's folder and the total to 16 MiB
+   * before the first read. A mismatch: `protocol` / `skill_digest_mismatch`,
+   * `skill_size_mismatch`, `skill_frontmatter_mismatch`; an entry that cannot be trusted:
+   * `skill_path_refused`, `skill_unverifiable` (dynamic); too large: `limit` / `skill_too_large`.
+   */
+  loadSkill(nameOrUri: string, options?: LoadSkillOptions): Promise<LoadedSkill>;
 
   /** Every prompt, every page. */
   listPrompts(options?: OperationOptions): Promise<Prompt[]>;

@@ -14,9 +14,11 @@ import type {
   CompletionArgument,
   CompletionContext,
   ListKind,
+  LoadSkillOptions,
   OperationOptions,
   TaskCallOptions,
   TaskRunOptions,
+  ToolArguments,
 } from "./api.ts";
 import type { Established } from "./established.ts";
 import { type ListBounds, listAll, listPage, PROMPTS, RESOURCES, TEMPLATES } from "./listing.ts";
@@ -31,6 +33,7 @@ import type {
   CompletionRef,
   CreateTaskResult,
   GetPromptResult,
+  LoadedSkill,
   LoggingLevel,
   LoggingMessage,
   Page,
@@ -39,11 +42,13 @@ import type {
   Resource,
   ResourceTemplate,
   ResourceUpdate,
+  Skill,
   Task,
   Tool,
 } from "./results.ts";
 import { LOGGING_LEVELS } from "./results.ts";
 import { completeResult, getPromptResult, isLoggingLevel, readResourceResult } from "./shapes.ts";
+import { loadSkill, requireSkills, SKILLS, skillOf } from "./skills.ts";
 import { Subscriptions } from "./subscriptions.ts";
 import { Tasks } from "./tasks.ts";
 import { ToolCalls } from "./tool-calls.ts";
@@ -186,19 +191,23 @@ export class ConnectedClient implements Client {
 
   callTool(
     name: string,
-    args: JsonObject,
+    args: ToolArguments,
     options: TaskCallOptions,
   ): Promise<CallToolResult | CreateTaskResult>;
-  callTool(name: string, args?: JsonObject, options?: CallOptions): Promise<CallToolResult>;
+  callTool(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult>;
   callTool(
     name: string,
-    args: JsonObject = {},
+    args: ToolArguments = {},
     options: CallOptions & { task?: TaskCallOptions["task"] } = {},
   ): Promise<CallToolResult | CreateTaskResult> {
     return this.#tools.callTool(name, args, options);
   }
 
-  callToolAsTask(name: string, args: JsonObject = {}, options: TaskRunOptions = {}): Promise<CallToolResult> {
+  callToolAsTask(
+    name: string,
+    args: ToolArguments = {},
+    options: TaskRunOptions = {},
+  ): Promise<CallToolResult> {
     return this.#tools.callToolAsTask(name, args, options);
   }
 
@@ -260,6 +269,25 @@ export class ConnectedClient implements Client {
   }
 
   // ---- prompts, completion, logging ----
+
+  async listSkills(options: OperationOptions = {}): Promise<Skill[]> {
+    requireSkills(this.serverExtensions);
+    return listAll(this.#path, SKILLS, this.#listBounds, options);
+  }
+
+  async listSkillsPage(cursor?: string, options: OperationOptions = {}): Promise<Page<Skill>> {
+    requireSkills(this.serverExtensions);
+    return listPage(this.#path, SKILLS, cursor, this.#redactor, options);
+  }
+
+  async getSkill(uri: string, options: OperationOptions = {}): Promise<Skill> {
+    requireSkills(this.serverExtensions);
+    return skillOf(await this.#path.operation("skills/get", { uri: checkUri(uri) }, CALL_ROUTE, options));
+  }
+
+  loadSkill(nameOrUri: string, options: LoadSkillOptions = {}): Promise<LoadedSkill> {
+    return loadSkill(this, nameOrUri, options);
+  }
 
   async listPrompts(options: OperationOptions = {}): Promise<Prompt[]> {
     return listAll(this.#path, PROMPTS, this.#listBounds, options);

@@ -244,3 +244,45 @@ export type Page<T> = { items: T[]; nextCursor?: string };
 
 /** A notification from the server, as received. */
 export type ServerNotification = { method: string; params: JsonObject };
+
+/** One file of a skill as its entry lists it. */
+export interface SkillFile {
+  uri: string;
+  /** `sha256:` and 64 lowercase hexadecimal digits: the SHA-256 of the file's bytes. */
+  digest: string;
+  /** The file's length in bytes. */
+  size: number;
+}
+
+/** A skill as the server lists it (`skills/list`, `skills/get`). Nothing of it is verified yet. */
+export interface Skill {
+  /** The URI of its `SKILL.md`. */
+  uri: string;
+  /** `frontmatter.name`. */
+  name: string;
+  /** `frontmatter.description`. */
+  description: string;
+  /** The front matter of its `SKILL.md`, as the server rendered it in JSON. */
+  frontmatter: JsonObject;
+  /** Its files, or `"dynamic"` when the server generates them (such a skill cannot be verified). */
+  resources: SkillFile[] | "dynamic";
+}
+
+/** One verified file of a loaded skill. */
+export interface LoadedSkillFile {
+  /** Its path inside the skill's folder, `/`-separated (`SKILL.md`, `references/GUIDE.md`). */
+  path: string;
+  uri: string;
+  bytes: Uint8Array;
+  mimeType?: string;
+}
+
+/** A skill whose every file matched its entry. */
+export interface LoadedSkill {
+  /** The entry it was verified against. */
+  skill: Skill;
+  /** `SKILL.md` first, then the other files in the entry's order. */
+  files: LoadedSkillFile[];
+  /** `SKILL.md` as text. */
+  markdown: string;
+}

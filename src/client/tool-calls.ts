@@ -2,7 +2,7 @@ import type { Era } from "../errors/codes.ts";
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
-import type { CallOptions, OperationOptions, TaskCallOptions, TaskRunOptions } from "./api.ts";
+import type { CallOptions, OperationOptions, TaskCallOptions, TaskRunOptions, ToolArguments } from "./api.ts";
 import { type ListBounds, type ListSpec, listAll, listPage, TASKS } from "./listing.ts";
 import { refuseIfModern, ttlOf } from "./operation-checks.ts";
 import { CALL_ROUTE, type RequestPath, type Route } from "./request-path.ts";
@@ -11,6 +11,12 @@ import type { CallToolResult, CreateTaskResult, Page, Task, Tool } from "./resul
 import { createTaskResult, isTerminal, parseTask } from "./shapes.ts";
 import type { Tasks } from "./tasks.ts";
 import type { ToolCatalog } from "./tool-catalog.ts";
+
+/**
+ * The arguments as they travel: every transport writes a message with `JSON.stringify`, which
+ * leaves out the members whose value is `undefined`, the one way ToolArguments is wider than JSON.
+ */
+const sent = (args: ToolArguments): JsonObject => args as JsonObject;
 
 /** What tool calls need of the client. */
 export interface ToolCallContext {
@@ -64,7 +70,7 @@ export class ToolCalls {
 
   async callTool(
     name: string,
-    args: JsonObject,
+    args: ToolArguments,
     options: CallOptions & { task?: TaskCallOptions["task"] },
   ): Promise<CallToolResult | CreateTaskResult> {
     const { path, tools, tasks, redactor } = this.#c;
@@ -76,7 +82,7 @@ export class ToolCalls {
         return await this.callToolAsTask(name, args, options);
       const raw = await path.operation(
         "tools/call",
-        { name, arguments: args },
+        { name, arguments: sent(args) },
         this.#callRoute(name),
         options,
       );
@@ -86,7 +92,7 @@ export class ToolCalls {
       throw configError("invalid_option", "task must be an object");
     const ttlMs = ttlOf(options.task.ttlMs);
     const asTask = tasks.offered(tool);
-    const params: JsonObject = { name, arguments: args };
+    const params: JsonObject = { name, arguments: sent(args) };
     if (asTask && !modern) params.task = ttlMs === undefined ? {} : { ttl: ttlMs };
     const raw = await path.operation(
       "tools/call",
@@ -105,7 +111,7 @@ export class ToolCalls {
     return await this.toolResult(name, raw, options.signal);
   }
 
-  async callToolAsTask(name: string, args: JsonObject, options: TaskRunOptions): Promise<CallToolResult> {
+  async callToolAsTask(name: string, args: ToolArguments, options: TaskRunOptions): Promise<CallToolResult> {
     const { tasks } = this.#c;
     const ttlMs = ttlOf(options.ttlMs);
     const bounds = this.#c.path.bounds("call", options);

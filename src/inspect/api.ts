@@ -3,6 +3,7 @@
  * library's budgets with a signal that aborts when the page gives up or the explorer closes.
  * What it returns is redacted with the connection's redactor (S4); a failure is the error record.
  */
+import type { Client } from "../client/api.ts";
 import type { CallToolResult, CompletionRef, LoggingLevel, Tool } from "../client/results.ts";
 import { LOGGING_LEVELS } from "../client/results.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
@@ -64,6 +65,17 @@ async function traced<T>(
 async function tools(conn: Connection, signal: AbortSignal): Promise<Tool[]> {
   const client = await conn.ready();
   return client.cachedTools ?? (await traced(conn, "tools/list", {}, () => client.listTools({ signal })));
+}
+
+/** One whole listing, under `key`, redacted. */
+async function listing(
+  conn: Connection,
+  key: string,
+  method: string,
+  list: (client: Client) => Promise<unknown[]>,
+): Promise<JsonObject> {
+  const client = await conn.ready();
+  return { [key]: conn.redact(await traced(conn, method, {}, () => list(client))) as JsonValue };
 }
 
 export const OPS: Readonly<Record<string, Op>> = {
@@ -135,30 +147,11 @@ export const OPS: Readonly<Record<string, Op>> = {
   async cancel({ conn, body }) {
     return { cancelled: conn.cancel(str(body, "callId")) };
   },
-  async resources({ conn, signal }) {
-    const client = await conn.ready();
-    return {
-      resources: conn.redact(
-        await traced(conn, "resources/list", {}, () => client.listResources({ signal })),
-      ) as unknown as JsonValue,
-    };
-  },
-  async templates({ conn, signal }) {
-    const client = await conn.ready();
-    return {
-      templates: conn.redact(
-        await traced(conn, "resources/templates/list", {}, () => client.listResourceTemplates({ signal })),
-      ) as unknown as JsonValue,
-    };
-  },
-  async prompts({ conn, signal }) {
-    const client = await conn.ready();
-    return {
-      prompts: conn.redact(
-        await traced(conn, "prompts/list", {}, () => client.listPrompts({ signal })),
-      ) as unknown as JsonValue,
-    };
-  },
+  resources: ({ conn, signal }) =>
+    listing(conn, "resources", "resources/list", (c) => c.listResources({ signal })),
+  templates: ({ conn, signal }) =>
+    listing(conn, "templates", "resources/templates/list", (c) => c.listResourceTemplates({ signal })),
+  prompts: ({ conn, signal }) => listing(conn, "prompts", "prompts/list", (c) => c.listPrompts({ signal })),
   async read({ conn, body, signal }) {
     const uri = str(body, "uri");
     const client = await conn.ready();

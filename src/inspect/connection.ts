@@ -10,6 +10,7 @@ import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import type { ClientHandlers, HandlerContext } from "../options/handlers.ts";
 import type { Feed } from "./feed.ts";
+import type { WireListener } from "./wire-tap.ts";
 
 /** A server the sidebar lists. */
 export interface ServerChoice {
@@ -25,6 +26,8 @@ export interface ConnectExtras {
   handlers: ClientHandlers;
   onEvent: (event: LifecycleEvent) => void;
   signal: AbortSignal;
+  /** Hears every line to and from a stdio server (wire-tap.ts), for the message history. */
+  wire: WireListener;
 }
 
 /** What the command that starts the explorer provides: the servers, and how to reach one. */
@@ -45,6 +48,8 @@ const MAX_TIMELINE_EVENTS = 400;
 const MAX_OPEN_ASKS = 16;
 /** A history entry keeps at most this much of the message's JSON. */
 const BODY_PREVIEW_CHARS = 16 * 1024;
+/** Request ids remembered to name the method a response answers. */
+const MAX_OPEN_IDS = 1000;
 
 type Ask = { resolve: (answer: JsonObject) => void; reject: (error: Error) => void };
 
@@ -64,6 +69,10 @@ export class Connection {
   readonly #asks = new Map<string, Ask>();
   #askSeq = 0;
   #unsubscribe: (() => void)[] = [];
+  /** Whether the history comes off the wire (stdio); else it is made of the explorer's own operations. */
+  #onWire = false;
+  /** `in:ID` / `out:ID` of requests in flight, to the method each asked. */
+  readonly #ids = new Map<string, string>();
 
   constructor(choice: ServerChoice, host: ExplorerHost, feed: Feed, stop: AbortSignal) {
     this.choice = choice;
@@ -91,7 +100,7 @@ export class Connection {
       serverInfo: (c?.serverInfo as JsonObject | undefined) ?? null,
       instructions: c?.instructions ?? null,
       capabilities: c?.serverCapabilities ?? null,
-      extensions: extensionsOf(c),
+      extensions: (c?.serverExtensions as JsonObject | undefined) ?? null,
       attempts: c?.attempts ?? null,
       timeline: this.timeline as unknown as JsonValue,
       error: (this.error as JsonObject | undefined) ?? null,
@@ -129,6 +138,7 @@ export class Connection {
           this.#feed.push({ kind: "event", server: this.choice.id, event: e as unknown as JsonObject });
         },
         signal: controller.signal,
+        wire: (dir, text, bytes) => this.#wire(dir, text, bytes),
       });
       if (controller.signal.aborted) {
         await client.close();
@@ -168,17 +178,53 @@ export class Connection {
     ];
   }
 
-  /** Adds one entry to the message history: direction, method, size, and the start of its body. */
+  /**
+   * Adds one entry to the message history, made of the explorer's own operations: direction,
+   * method, size, and the start of its body. Once the history comes off the wire, it is that.
+   */
   message(dir: "in" | "out", method: string, body: unknown): void {
-    const json = JSON.stringify(body ?? null);
+    if (this.#onWire) return;
+    this.#entry(dir, method, JSON.stringify(body ?? null));
+  }
+
+  #entry(dir: "in" | "out", method: string, json: string, bytes = Buffer.byteLength(json)): void {
     this.#feed.push({
       kind: "message",
       server: this.choice.id,
       dir,
       method,
-      bytes: Buffer.byteLength(json),
+      bytes,
       body: json.length > BODY_PREVIEW_CHARS ? `${json.slice(0, BODY_PREVIEW_CHARS)}…` : json,
     });
+  }
+
+  /** One JSON-RPC message as it crossed the wire, named by its method (a response by its request's). */
+  #wire(dir: "in" | "out", text: string, bytes: number): void {
+    this.#onWire = true;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      // Cut at KEEP characters (or not JSON at all): its method, if it starts with one.
+      const method = /"method"\s*:\s*"([^"]{1,100})"/.exec(text)?.[1] ?? "(not shown: too long, or not JSON)";
+      this.#entry(dir, method, JSON.stringify(this.redact(text.slice(0, BODY_PREVIEW_CHARS))), bytes);
+      return;
+    }
+    const m = (typeof doc === "object" && doc !== null ? doc : {}) as Record<string, unknown>;
+    const id = typeof m.id === "string" || typeof m.id === "number" ? String(m.id) : undefined;
+    let method: string;
+    if (typeof m.method === "string") {
+      method = m.method;
+      if (id !== undefined) {
+        this.#ids.set(`${dir}:${id}`, method);
+        if (this.#ids.size > MAX_OPEN_IDS) this.#ids.delete(this.#ids.keys().next().value!);
+      }
+    } else {
+      const key = `${dir === "in" ? "out" : "in"}:${id}`;
+      method = `${this.#ids.get(key) ?? "?"} (${"error" in m ? "error" : "result"})`;
+      this.#ids.delete(key);
+    }
+    this.#entry(dir, method, JSON.stringify(this.redact(doc)), bytes);
   }
 
   /** The server's questions become dialogs on the page; the answer comes back through `answer`. */
@@ -312,15 +358,6 @@ export class Connection {
       this.#changed();
     }
   }
-}
-
-/** The server's declared extensions: `client.serverExtensions` where the library has it. */
-function extensionsOf(client: Client | undefined): JsonValue {
-  if (!client) return null;
-  const declared = (client as { serverExtensions?: JsonObject }).serverExtensions;
-  if (declared) return declared;
-  const caps = client.serverCapabilities.extensions;
-  return caps && typeof caps === "object" && !Array.isArray(caps) ? caps : {};
 }
 
 /** An operation asked of a server whose connect failed: the page shows the connect's error. */

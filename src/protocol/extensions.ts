@@ -11,6 +11,8 @@ import type { JsonObject } from "../jsonrpc/messages.ts";
 
 /** The 2026-07-28 tasks extension: declared on a request that accepts a task. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+/** Skills (SEP-2640): `skills/list`, `skills/get`, and skill files as resources. */
+export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills";
 /** MCP Apps (SEP-1865): the client renders `ui://` resources of this MIME type. */
 export const UI_EXTENSION = "io.modelcontextprotocol/ui";
 export const UI_MIME_TYPE = "text/html;profile=mcp-app";

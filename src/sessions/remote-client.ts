@@ -13,6 +13,7 @@ import type {
   TaskRunOptions,
 } from "../client/api.ts";
 import type { Task, Tool } from "../client/results.ts";
+import { loadSkill } from "../client/skills.ts";
 import type { Era, TransportMode } from "../errors/codes.ts";
 import { interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
@@ -187,6 +188,13 @@ function remoteClient(link: SessionLink, info: SessionInfo, budgets: CommandBudg
     readResource: (uri, options) => op("readResource", [uri], options),
     subscribeResource: (uri, options) => op("subscribeResource", [uri], options),
     unsubscribeResource: (uri, options) => op("unsubscribeResource", [uri], options),
+    listSkills: (options) => op("listSkills", [], options),
+    listSkillsPage: (cursor, options) => op("listSkillsPage", [cursor], options),
+    getSkill: (uri, options) => op("getSkill", [uri], options),
+    // Loading reads through the session, file by file, and is verified here, on this side.
+    loadSkill(nameOrUri, options) {
+      return loadSkill(this, nameOrUri, options);
+    },
     listPrompts: (options) => op("listPrompts", [], options),
     listPromptsPage: (cursor, options) => op("listPromptsPage", [cursor], options),
     getPrompt: (name, args, options) => op("getPrompt", [name, args], options),

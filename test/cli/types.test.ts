@@ -34,7 +34,7 @@ let checks = 0;
  * command), together with a probe that imports `exported[file]` from each file: a name a file
  * does not export is a compile error like any other. Returns every diagnostic, readable.
  */
-function typeCheck(files: string[], exported: Record<string, string[]> = {}): string[] {
+function typeCheck(files: string[], exported: Record<string, string[]> = {}, library = false): string[] {
   const out = join(dir, `check-${++checks}`);
   mkdirSync(out);
   const probe = join(out, "probe.ts");
@@ -56,8 +56,10 @@ function typeCheck(files: string[], exported: Record<string, string[]> = {}): st
         moduleResolution: "Bundler",
         allowImportingTsExtensions: true,
         noUnusedLocals: false,
-        lib: ["ES2022"],
-        types: [],
+        // A program that uses the library compiles its sources too, which need Node's types.
+        lib: library ? ["ES2023"] : ["ES2022"],
+        types: library ? ["node"] : [],
+        typeRoots: [join(root, "node_modules", "@types")],
       },
       files: [...files, probe],
     }),
@@ -73,6 +75,30 @@ function typeCheck(files: string[], exported: Record<string, string[]> = {}): st
   const errors = `${tsc.stdout}${tsc.stderr}`.split("\n").filter((line) => line.trim() !== "");
   if (errors.length === 0) assert.equal(tsc.status, 0, "tsc failed without a diagnostic");
   return errors;
+}
+
+/** The library's entry, for programs that use generated types with it. */
+const LIBRARY = JSON.stringify(join(root, "src", "index.ts"));
+
+/**
+ * Type-checks `programs` (file name → text, written beside the generated files) with the library,
+ * and returns each file's diagnostics as `line:TScode` (every diagnostic of a file not in
+ * `programs` is returned whole under "other").
+ */
+function compileWithLibrary(files: string[], programs: Record<string, string>): Record<string, string[]> {
+  const paths = Object.keys(programs).map((name) => {
+    const file = join(dir, name);
+    writeFileSync(file, programs[name]!);
+    return file;
+  });
+  const found: Record<string, string[]> = Object.fromEntries(Object.keys(programs).map((n) => [n, []]));
+  for (const line of typeCheck([...files, ...paths], {}, true)) {
+    const m = /^(.*?)\((\d+),\d+\): error (TS\d+)/.exec(line);
+    const name = m ? m[1]!.slice(m[1]!.lastIndexOf("/") + 1) : undefined;
+    if (m && name !== undefined && name in found) found[name]!.push(`${m[2]}:${m[3]}`);
+    else if (!line.startsWith(" ")) found.other = [...(found.other ?? []), line];
+  }
+  return found;
 }
 
 /**
@@ -114,24 +140,34 @@ const RAW_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\
 describe("types for real servers", () => {
   const fleet = useFleet();
 
+  /** Each server's declarations, written once by the CLI for the tests below. */
+  let written: Promise<string[]> | undefined;
+  const generated = () => {
+    written ??= (async () => {
+      const targets: { label: string; args: string[] }[] = [
+        ...fleet().servers.map((srv) => ({ label: srv.name, args: [srv.url] })),
+        ...fleet().stdio.map((srv) => ({ label: srv.name, args: ["--", srv.command, ...srv.args] })),
+      ];
+      // One CLI run per server, side by side: each spawns, lists and generates on its own.
+      return await Promise.all(
+        targets.map(async (t) => {
+          const file = join(dir, `${t.label}.ts`);
+          // With a stdio target every option comes before --.
+          const args =
+            t.args[0] === "--" ? ["types", "-o", file, ...t.args] : ["types", ...t.args, "-o", file];
+          const run = await runCli(args, { timeoutMs: 60_000 });
+          assert.equal(run.code, 0, `${t.label}: ${run.stderr}`);
+          assert.equal(run.stdout, "", `${t.label}: with -o, stdout is empty`);
+          assert.equal(run.stderr, "");
+          return file;
+        }),
+      );
+    })();
+    return written;
+  };
+
   test("K1: types for server-everything and every fleet server compile under --strict, and the types mean what the schemas say", async () => {
-    const targets: { label: string; args: string[] }[] = [
-      ...fleet().servers.map((srv) => ({ label: srv.name, args: [srv.url] })),
-      ...fleet().stdio.map((srv) => ({ label: srv.name, args: ["--", srv.command, ...srv.args] })),
-    ];
-    // One CLI run per server, side by side: each spawns, lists and generates on its own.
-    const files = await Promise.all(
-      targets.map(async (t) => {
-        const file = join(dir, `${t.label}.ts`);
-        // With a stdio target every option comes before --.
-        const args = t.args[0] === "--" ? ["types", "-o", file, ...t.args] : ["types", ...t.args, "-o", file];
-        const run = await runCli(args, { timeoutMs: 60_000 });
-        assert.equal(run.code, 0, `${t.label}: ${run.stderr}`);
-        assert.equal(run.stdout, "", `${t.label}: with -o, stdout is empty`);
-        assert.equal(run.stderr, "");
-        return file;
-      }),
-    );
+    const files = await generated();
     // A use of the generated types: right arguments compile, wrong ones do not.
     const use = join(dir, "use.ts");
     writeFileSync(
@@ -158,6 +194,139 @@ export { echo, sum, wrong, missing, weather };
       ],
     });
     assert.deepEqual(errors, []);
+  });
+
+  test("K1: generated types fit the library: every Input goes to callTool as it is, and typedTools checks names, arguments and outputs at compile time", async () => {
+    const files = await generated();
+    const everything = JSON.stringify(join(dir, "everything-stdio.ts"));
+    const head = `import { type Client, typedTools } from ${LIBRARY};
+import type { GetStructuredContentOutput, GetSumInput, Tools } from ${everything};
+declare const client: Client;
+const tools = typedTools<Tools>(client);
+`;
+    // Every server's Tools map fits typedTools, and each of its inputs fits callTool.
+    const fleetUse = files
+      .map((file, i) => {
+        const from = JSON.stringify(file);
+        return `import type { Tools as Tools${i} } from ${from};
+export const view${i} = typedTools<Tools${i}>(client);
+export const call${i} = (args: Tools${i}[keyof Tools${i}]["input"]) => client.callTool("any", args);`;
+      })
+      .join("\n");
+    const programs: Record<string, string> = {
+      "fit.ts": `${head}${fleetUse}
+export async function use(): Promise<number> {
+  const args: GetSumInput = { a: 2, b: 3 };
+  await client.callTool("get-sum", args);
+  await client.callTool("get-sum", args, { timeoutMs: 1000 });
+  const raw = await client.callTool("get-structured-content", { location: "Chicago" });
+  const cast = raw.structuredContent as GetStructuredContentOutput;
+  const sum = await tools.call("get-sum", { a: 2, b: 3 });
+  const content: string | undefined = sum.content[0]?.type;
+  const weather = await tools.call("get-structured-content", { location: "Chicago" }, { timeoutMs: 1000 });
+  const temperature: number | undefined = weather.structuredContent?.temperature;
+  await tools.call("get-env");
+  await tools.call("echo", { message: "hi" });
+  return cast.humidity + (temperature ?? 0) + (content === undefined ? 0 : 1);
+}
+`,
+      // Each mutation breaks one line (the last); nothing else in its file may fail.
+      "wrong-name.ts": `${head}export const p = tools.call("get-summ", { a: 2, b: 3 });\n`,
+      "wrong-type.ts": `${head}export const p = tools.call("get-sum", { a: "2", b: 3 });\n`,
+      "missing-argument.ts": `${head}export const p = tools.call("get-sum", { a: 2 });\n`,
+      "no-arguments.ts": `${head}export const p = tools.call("echo");\n`,
+      "unknown-argument.ts": `${head}export const p = tools.call("get-sum", { a: 2, b: 3, c: 4 });\n`,
+      "wrong-enum.ts": `${head}export const p = tools.call("get-structured-content", { location: "Paris" });\n`,
+      "wrong-output.ts": `${head}export const f = async () => { const t: string | undefined = (await tools.call("get-structured-content", { location: "Chicago" })).structuredContent?.temperature; return t; };\n`,
+      "not-json.ts": `${head}export const p = client.callTool("get-sum", { a: 2, b: () => 3 });\n`,
+    };
+    const found = compileWithLibrary(files, programs);
+    const last = String(head.split("\n").length);
+    assert.deepEqual(found, {
+      "fit.ts": [],
+      "wrong-name.ts": [`${last}:TS2345`],
+      "wrong-type.ts": [`${last}:TS2322`],
+      "missing-argument.ts": [`${last}:TS2741`],
+      "no-arguments.ts": [`${last}:TS2554`],
+      "unknown-argument.ts": [`${last}:TS2353`],
+      "wrong-enum.ts": [`${last}:TS2322`],
+      "wrong-output.ts": [`${last}:TS2322`],
+      "not-json.ts": [`${last}:TS2322`],
+    });
+  });
+});
+
+test("K1: whatever a schema leaves open is JSON, never unknown, so every input fits callTool and typedTools", async () => {
+  const { toolTypes } = await import("../../src/cli/types-command.ts");
+  const { declarations } = await toolTypes([
+    {
+      name: "open",
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "number" }, tags: { type: "array", items: { type: "string" } } },
+        additionalProperties: true,
+      },
+      outputSchema: { type: "object", properties: { any: {}, list: { type: "array" } } },
+    },
+    {
+      name: "map",
+      inputSchema: {
+        type: "object",
+        properties: { env: { type: "object", additionalProperties: { type: "string" } } },
+        required: ["env"],
+      },
+    },
+    {
+      name: "anything",
+      inputSchema: {
+        type: "object",
+        properties: {
+          x: {},
+          list: { type: "array" },
+          pair: { type: "array", items: [{ type: "string" }] },
+          bag: { type: "object" },
+          nowhere: { $ref: "#/properties/elsewhere" },
+        },
+      },
+    },
+    { name: "ref-root", inputSchema: { $ref: "#/$defs/A", $defs: { A: { type: "object" } } } },
+    { name: "string-root", inputSchema: { type: "string" } },
+    { name: "enum-root", inputSchema: { enum: ["a"] } },
+    { name: "no-type", inputSchema: { properties: { q: { type: "string" } }, required: ["q"] } },
+  ]);
+  assert.ok(!identifiersOf(declarations).has("unknown"), declarations);
+  const file = join(dir, "open.ts");
+  writeFileSync(file, declarations);
+  const head = `import { type Client, typedTools } from ${LIBRARY};
+import type { OpenInput, Tools } from ${JSON.stringify(file)};
+declare const client: Client;
+const tools = typedTools<Tools>(client);
+`;
+  const found = compileWithLibrary([file], {
+    "open-fit.ts": `${head}const open: OpenInput = { a: 1, more: { deep: [1, "x", null] } };
+export const calls = [
+  client.callTool("open", open),
+  client.callTool("open", { tags: ["x"] } as const),
+  tools.call("open", { a: 1, extra: "x" }),
+  tools.call("map", { env: { HOME: "/home" } }),
+  tools.call("anything", { x: [1, { y: null }], list: ["a", 2], pair: ["a", 3], bag: { k: true } }),
+  tools.call("ref-root", { anything: 1 }),
+  tools.call("string-root", { anything: 1 }),
+  tools.call("enum-root"),
+  tools.call("no-type", { q: "x" }),
+];
+export const out = async () => (await tools.call("open")).structuredContent?.list?.[0];
+`,
+    "open-not-json.ts": `${head}export const p = tools.call("anything", { x: () => 1 });\n`,
+    "open-map.ts": `${head}export const p = tools.call("map", { env: { HOME: 1 } });\n`,
+    "open-no-type.ts": `${head}export const p = tools.call("no-type", { q: "x", r: 1 });\n`,
+  });
+  const last = String(head.split("\n").length);
+  assert.deepEqual(found, {
+    "open-fit.ts": [],
+    "open-not-json.ts": [`${last}:TS2322`],
+    "open-map.ts": [`${last}:TS2322`],
+    "open-no-type.ts": [`${last}:TS2353`],
   });
 });
 
@@ -287,6 +456,16 @@ onMessage((m) => {
     // It compiles, and it exports every tool's input type, the output one and the Tools map.
     const errors = typeCheck([file], { [file]: [...doc.tools.map((t) => t.input), "Tools", "GetSumOutput"] });
     assert.deepEqual(errors, []);
+    // Even so, its Tools map fits typedTools and every input fits callTool.
+    const fit = compileWithLibrary([file], {
+      "hostile-fit.ts": `import { type Client, typedTools } from ${LIBRARY};
+import type { Tools } from ${JSON.stringify(file)};
+declare const client: Client;
+export const view = typedTools<Tools>(client);
+export const call = (args: Tools[keyof Tools]["input"]) => client.callTool("any", args);
+`,
+    });
+    assert.deepEqual(fit, { "hostile-fit.ts": [] });
     // Nothing the server wrote left its comment or string: no identifier of its making in the code.
     const identifiers = identifiersOf(text);
     for (const injected of ["pwned", "pwned2", "pwned3", "declare"])

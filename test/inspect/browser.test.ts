@@ -29,6 +29,12 @@ after(async () => {
   await run?.stop();
 });
 
+/** The page's inputs, selects, textareas and buttons that have no accessible name. */
+const unlabelled = (p: Page): Promise<string[]> =>
+  p.evaluate(`[...document.querySelectorAll("input, select, textarea, button")]
+    .filter((el) => !el.closest("[hidden]") && !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !(el.tagName === "BUTTON" && el.textContent.trim()))
+    .map((el) => el.outerHTML.slice(0, 120))`);
+
 const tool = (p: Page, name: string) => p.getByRole("button", { name: new RegExp(`^${name}\\b`) }).first();
 const result = (p: Page) => p.getByRole("region", { name: "Result" });
 
@@ -126,6 +132,67 @@ test("a server log line appears in Notifications", async () => {
     .waitFor();
 });
 
+test("search, a choice, structuredContent with its verdict, and the JSON editor", async () => {
+  const search = page.getByLabel("Search tools");
+  await search.fill("structured");
+  await page.getByRole("button", { name: /^get-/ }).first().waitFor();
+  assert.equal(await page.locator(".tools button").count(), 1, "the search leaves one tool");
+  await runTool(page, "get-structured-content");
+  await page.getByLabel("location", { exact: true }).selectOption({ label: "Chicago" });
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  const structured = result(page).getByRole("region", { name: "structuredContent" });
+  await structured.getByText("structuredContent matches the output schema").waitFor();
+  await structured.getByText(/^structuredContent \{\d+\}$/).waitFor();
+  await shot(page, "structured");
+  await search.fill("");
+  await runTool(page, "get-sum");
+  await page.getByLabel("a", { exact: true }).fill("1");
+  await page.getByLabel("Edit as JSON").check();
+  const json = page.getByLabel("Arguments as JSON");
+  assert.match(await json.inputValue(), /"a": 1/, "the form's values carry over");
+  await json.fill('{"a": 20, "b": 22}');
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  await result(page)
+    .getByText(/\b42\b/)
+    .waitFor();
+});
+
+test("a tool run as a task, by keyboard", async () => {
+  await tool(page, "simulate-research-query").focus();
+  await page.keyboard.press("Enter");
+  await page
+    .getByRole("heading", { level: 2 })
+    .filter({ hasText: /research/i })
+    .first()
+    .waitFor();
+  await page.getByLabel("topic", { exact: true }).fill("tether");
+  await page.getByRole("button", { name: "Run as task", exact: true }).focus();
+  await page.keyboard.press("Enter");
+  await result(page)
+    .getByText(/Research Report: tether/)
+    .waitFor({ timeout: 60_000 });
+  await result(page)
+    .getByText(/as a task/)
+    .waitFor();
+});
+
+test("roots edited on the page reach the server, and the server's log level is set", async () => {
+  await page.getByRole("button", { name: "Overview", exact: true }).click();
+  await page.getByLabel("Roots offered to the server, one URI a line").fill("file:///tmp/tether-project");
+  await page.getByRole("button", { name: "Save roots" }).click();
+  await page.getByRole("button", { name: "Tools", exact: true }).click();
+  await runTool(page, "get-roots-list");
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  await result(page)
+    .getByText(/file:\/\/\/tmp\/tether-project/)
+    .first()
+    .waitFor();
+  const notifications = page.getByRole("region", { name: "Notifications" });
+  await notifications.getByLabel("Server level").selectOption("error");
+  await notifications.getByRole("button", { name: "Set level" }).click();
+  await notifications.getByText("server level set to error").waitFor();
+});
+
 test("every view renders with no console error", async () => {
   for (const view of ["Overview", "Resources", "Prompts", "History", "Tools"]) {
     await page.getByRole("button", { name: view, exact: true }).click();
@@ -137,8 +204,20 @@ test("every view renders with no console error", async () => {
         .waitFor();
     if (view === "Resources") await page.getByRole("heading", { name: "Templates" }).waitFor();
     if (view === "Prompts") await page.getByRole("heading", { name: "Prompts" }).waitFor();
-    if (view === "History") await page.getByText("tools/call").first().waitFor();
+    if (view === "History") {
+      // Read off the wire: the handshake, and the cancel the slow call's Cancel sent.
+      await page.getByText(/^→ initialize ·/).waitFor();
+      await page
+        .getByText(/^→ notifications\/cancelled ·/)
+        .first()
+        .waitFor();
+      await page
+        .getByText(/^← tools\/call \(result\) ·/)
+        .first()
+        .waitFor();
+    }
     await shot(page, view.toLowerCase());
+    assert.deepEqual(await unlabelled(page), [], `every control of ${view} has a name`);
   }
   assert.deepEqual(errors, []);
 });

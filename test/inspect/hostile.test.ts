@@ -70,6 +70,14 @@ test("S9: a server's markup is shown as text on every view and never runs", asyn
     .getByRole("region", { name: "Resource" })
     .getByText("<script>window.__pwned=1</script>", { exact: false })
     .waitFor();
+  // Subscribed, the update is told and the resource read again.
+  const resource = page.getByRole("region", { name: "Resource" });
+  await resource.getByRole("button", { name: "Subscribe" }).click();
+  await page
+    .getByRole("region", { name: "Notifications" })
+    .getByText("resource updated: demo://markup")
+    .waitFor();
+  await resource.getByRole("button", { name: "Unsubscribe" }).waitFor();
   await page.getByRole("button", { name: "Tools", exact: true }).click();
   await page.getByRole("button", { name: /^log\b/ }).click();
   await runButton(page).click();

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { errorRecord, runCli } from "../helpers/cli.ts";
 import { api, type ExplorerRun, raw, startExplorer } from "../helpers/inspect.ts";
 import { running } from "../helpers/process-tree.ts";
+import { sandboxFor } from "../sessions/sandbox.ts";
 
 const HOSTILE = fileURLToPath(new URL("../fixtures/inspect/hostile-server.mjs", import.meta.url));
 const CSP =
@@ -194,6 +195,29 @@ test("with no target the config file's servers are listed, unconnected; a failed
   }
 });
 
+test("with no target a live session is listed too, and reached through its session process", async (t) => {
+  const box = sandboxFor(t);
+  const started = await box.run(["session", "start", "demo", "--", process.execPath, HOSTILE]);
+  assert.equal(started.code, 0, started.stderr);
+  const listed = await startExplorer([], box.env);
+  try {
+    const res = await raw(listed.base, "/api/servers", {
+      headers: { authorization: `Bearer ${listed.token}` },
+    });
+    const servers = (JSON.parse(res.body) as { servers: Record<string, unknown>[] }).servers;
+    const session = servers.find((s) => s.name === "@demo");
+    assert.equal(session?.source, "session", JSON.stringify(servers));
+    const tools = await api(listed, "tools", { server: session.id });
+    assert.ok(
+      (tools.tools as { name: string }[]).some((tool) => tool.name === "pid"),
+      JSON.stringify(tools),
+    );
+  } finally {
+    await listed.stop();
+    await box.run(["session", "stop", "demo"]);
+  }
+});
+
 test("S6: Ctrl-C ends the explorer, its connection and the stdio server's process; stdout is the one URL line", async () => {
   const answer = await api(run, "call", { server: "s1", tool: "pid", args: {}, callId: "pid" });
   assert.equal(answer.ok, true, JSON.stringify(answer));
@@ -204,4 +228,15 @@ test("S6: Ctrl-C ends the explorer, its connection and the stdio server's proces
   assert.equal(exit.code, 0, exit.stderr);
   assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
   assert.equal(exit.stdout, `${run.url}\n`);
+});
+
+test("S6: SIGTERM ends the explorer and the stdio server's process as Ctrl-C does", async () => {
+  const other = await startExplorer(["--", process.execPath, HOSTILE]);
+  const answer = await api(other, "call", { server: "s1", tool: "pid", args: {}, callId: "pid" });
+  const pid = Number((answer.result as { content: { text: string }[] }).content[0]!.text);
+  assert.ok(pid > 0 && running(pid), "the server runs");
+  other.cli.signal("SIGTERM");
+  const exit = await other.cli.exited;
+  assert.equal(exit.code, 0, exit.stderr);
+  assert.equal(running(pid), false, "the stdio server is gone when the explorer has exited");
 });

@@ -18,6 +18,8 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   complete: () => import("./complete.ts"),
   watch: () => import("./watch.ts"),
   types: () => import("./types.ts"),
+  skills: () => import("./skills.ts"),
+  skill: () => import("./skill.ts"),
   session: () => import("./session.ts"),
   shell: () => import("./shell.ts"),
   servers: () => import("./servers.ts"),

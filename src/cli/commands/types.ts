@@ -8,8 +8,9 @@ export const command: Command = {
   usage: "tether types <target> [-o FILE] [options]",
   summary: `Writes TypeScript declarations for the server's tools: <Tool>Input (the arguments), <Tool>Output
 (the structuredContent, where the tool declares an output schema) and a Tools map from each
-tool's name to both. -o FILE writes them to FILE. --json prints {declarations, tools}
-(with -o, only tools: each tool's type names).`,
+tool's name to both. Each Input goes to client.callTool as it is; typedTools<Tools>(client)
+checks names, arguments and outputs at compile time. -o FILE writes them to FILE. --json prints
+{declarations, tools} (with -o, only tools: each tool's type names).`,
   examples: `
 tether types my-server -o my-server.d.ts
 tether types --json -- node server.js`,

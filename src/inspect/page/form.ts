@@ -235,7 +235,11 @@ function field(name: string, schema: Json, required: boolean): Field {
   };
 }
 
-function objectFields(schema: Obj): { nodes: HTMLElement[]; read(): { value?: Obj; error?: string } } {
+function objectFields(schema: Obj): {
+  nodes: HTMLElement[];
+  /** The values; the first problem instead, unless `lenient` (then what is valid). */
+  read(lenient?: boolean): { value?: Obj; error?: string };
+} {
   const props = isObj(schema.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
   const fields = Object.entries(props).map(
@@ -243,11 +247,11 @@ function objectFields(schema: Obj): { nodes: HTMLElement[]; read(): { value?: Ob
   );
   return {
     nodes: fields.map(([, f]) => f.node),
-    read: () => {
+    read: (lenient = false) => {
       const out: Obj = {};
       for (const [name, f] of fields) {
         const got = f.read();
-        if (got.error) return { error: got.error };
+        if (got.error && !lenient) return { error: got.error };
         if (got.value !== undefined) out[name] = got.value;
       }
       return { value: out };
@@ -275,8 +279,8 @@ export function schemaForm(schema: Json): { node: HTMLElement; read(): { value?:
   const toggle = el("input", { type: "checkbox", id: uid() });
   toggle.addEventListener("change", () => {
     if (toggle.checked) {
-      const got = form.read();
-      area.value = JSON.stringify(got.value ?? {}, null, 2);
+      // What is filled so far carries over, missing or not.
+      area.value = JSON.stringify(form.read(true).value ?? {}, null, 2);
     }
     fields.hidden = toggle.checked;
     jsonBox.hidden = !toggle.checked;

@@ -219,33 +219,16 @@ function overview(s: Obj): void {
       el("h3", {}, "Establishment timeline"),
       timeline(Array.isArray(s.timeline) ? s.timeline : []),
     ),
-    s.instructions
-      ? el(
-          "section",
-          { "aria-label": "Instructions" },
-          el("h3", {}, "Instructions"),
-          el("pre", { class: "text" }, strOf(s.instructions)),
-        )
-      : null,
-    s.capabilities
-      ? el(
-          "section",
-          { "aria-label": "Capabilities" },
-          el("h3", {}, "Capabilities"),
-          tree(s.capabilities, "capabilities"),
-        )
-      : null,
-    s.extensions
-      ? el(
-          "section",
-          { "aria-label": "Extensions" },
-          el("h3", {}, "Extensions"),
-          tree(s.extensions, "extensions"),
-        )
-      : null,
+    s.instructions ? part("Instructions", el("pre", { class: "text" }, strOf(s.instructions))) : null,
+    s.capabilities ? part("Capabilities", tree(s.capabilities, "capabilities")) : null,
+    s.extensions ? part("Extensions", tree(s.extensions, "extensions")) : null,
     rootsEditor(s),
   );
 }
+
+/** A titled part of the overview, a region named by its title. */
+const part = (title: string, body: Node): HTMLElement =>
+  el("section", { "aria-label": title }, el("h3", {}, title), body);
 
 function timeline(events: Json[]): HTMLElement {
   const ends = events.filter(
@@ -360,34 +343,34 @@ async function toolsView(s: Obj): Promise<void> {
   const detail = el("div", { class: "detail" });
   const renderList = () => {
     const words = toolFilter.toLowerCase();
+    const shown = tools.filter(
+      (t) =>
+        !words || `${strOf(t.name)} ${strOf(t.title)} ${strOf(t.description)}`.toLowerCase().includes(words),
+    );
+    count.textContent =
+      shown.length === tools.length ? `${tools.length} tools` : `${shown.length} of ${tools.length} tools`;
     fill(
       list,
-      tools
-        .filter(
-          (t) =>
-            !words ||
-            `${strOf(t.name)} ${strOf(t.title)} ${strOf(t.description)}`.toLowerCase().includes(words),
-        )
-        .map((t) => {
-          const a = isObj(t.annotations) ? t.annotations : {};
-          return el(
-            "li",
-            {},
-            el(
-              "button",
-              {
-                type: "button",
-                class: "tool",
-                "aria-pressed": t.name === selectedTool ? "true" : "false",
-                onclick: () => pick(t),
-              },
-              el("span", { class: "name" }, strOf(t.name)),
-              BADGES.filter(([k]) => a[k] === true).map(([, label]) =>
-                el("span", { class: "badge" }, ` ${label}`),
-              ),
+      shown.map((t) => {
+        const a = isObj(t.annotations) ? t.annotations : {};
+        return el(
+          "li",
+          {},
+          el(
+            "button",
+            {
+              type: "button",
+              class: "tool",
+              "aria-pressed": t.name === selectedTool ? "true" : "false",
+              onclick: () => pick(t),
+            },
+            el("span", { class: "name" }, strOf(t.name)),
+            BADGES.filter(([k]) => a[k] === true).map(([, label]) =>
+              el("span", { class: "badge" }, ` ${label}`),
             ),
-          );
-        }),
+          ),
+        );
+      }),
     );
   };
   const pick = (t: Obj) => {
@@ -404,7 +387,6 @@ async function toolsView(s: Obj): Promise<void> {
     const fresh = await toolsOf(id);
     if (current !== id || view !== "Tools" || !Array.isArray(fresh)) return;
     tools = fresh;
-    count.textContent = `${tools.length} tools`;
     renderList();
   };
   renderList();
@@ -530,6 +512,29 @@ function onProgress(item: Obj): void {
 }
 
 // ---- resources, templates, prompts ----
+/** The objects a listing answered under `key`; none when it failed. */
+const listed = (answer: Answer, key: string): Obj[] => {
+  const list = answer.ok ? answer[key] : undefined;
+  return Array.isArray(list) ? list.filter(isObj) : [];
+};
+
+/** A heading, the listing's error if it failed, and its buttons. */
+function titledList(title: string, answer: Answer, buttons: HTMLElement[]): HTMLElement[] {
+  return [
+    el("h2", {}, title),
+    ...(answer.ok ? [] : [el("p", { class: "error" }, errorLine(answer.error))]),
+    el(
+      "ul",
+      {},
+      buttons.map((b) => el("li", {}, b)),
+    ),
+  ];
+}
+
+/** The view as a list beside what the list's items open. */
+function split(list: (HTMLElement | HTMLElement[] | null)[] | HTMLElement[], detail: HTMLElement): void {
+  fill(viewBox, el("div", { class: "split" }, el("div", { class: "list" }, list.flat()), detail));
+}
 async function resourcesView(s: Obj): Promise<void> {
   const server = strOf(s.id);
   const [res, tpl] = await Promise.all([post("resources", { server }), post("templates", { server })]);
@@ -563,40 +568,27 @@ async function resourcesView(s: Obj): Promise<void> {
     );
   };
   lastRead = read;
-  const resources = res.ok && Array.isArray(res.resources) ? res.resources.filter(isObj) : [];
-  const templates = tpl.ok && Array.isArray(tpl.templates) ? tpl.templates.filter(isObj) : [];
-  fill(
-    viewBox,
-    el(
-      "div",
-      { class: "split" },
-      el(
-        "div",
-        { class: "list" },
-        el("h2", {}, "Resources"),
-        res.ok ? null : el("p", { class: "error" }, errorLine(res.error)),
-        el(
-          "ul",
-          {},
-          resources.map((r) =>
-            el(
-              "li",
-              {},
-              el(
-                "button",
-                { type: "button", onclick: () => read(strOf(r.uri)) },
-                strOf(r.name, strOf(r.uri)),
-                el("span", { class: "muted" }, ` ${strOf(r.uri)}`),
-              ),
-            ),
+  const resources = listed(res, "resources");
+  const templates = listed(tpl, "templates");
+  split(
+    [
+      titledList(
+        "Resources",
+        res,
+        resources.map((r) =>
+          el(
+            "button",
+            { type: "button", onclick: () => read(strOf(r.uri)) },
+            strOf(r.name, strOf(r.uri)),
+            el("span", { class: "muted" }, ` ${strOf(r.uri)}`),
           ),
         ),
-        el("h2", {}, "Templates"),
-        tpl.ok ? null : el("p", { class: "error" }, errorLine(tpl.error)),
-        templates.map((t) => templateForm(server, t, read)),
       ),
-      out,
-    ),
+      el("h2", {}, "Templates"),
+      tpl.ok ? null : el("p", { class: "error" }, errorLine(tpl.error)),
+      templates.map((t) => templateForm(server, t, read)),
+    ],
+    out,
   );
   if (pendingRead !== undefined) {
     const uri = pendingRead;
@@ -684,7 +676,7 @@ async function promptsView(s: Obj): Promise<void> {
   const server = strOf(s.id);
   const answer = await post("prompts", { server });
   if (current !== server || view !== "Prompts") return;
-  const prompts = answer.ok && Array.isArray(answer.prompts) ? answer.prompts.filter(isObj) : [];
+  const prompts = listed(answer, "prompts");
   const detail = el("div", { class: "detail" });
   const pick = (p: Obj) => {
     const inputs = new Map<string, HTMLInputElement>();
@@ -733,26 +725,13 @@ async function promptsView(s: Obj): Promise<void> {
       out,
     );
   };
-  fill(
-    viewBox,
-    el(
-      "div",
-      { class: "split" },
-      el(
-        "div",
-        { class: "list" },
-        el("h2", {}, "Prompts"),
-        answer.ok ? null : el("p", { class: "error" }, errorLine(answer.error)),
-        el(
-          "ul",
-          {},
-          prompts.map((p) =>
-            el("li", {}, el("button", { type: "button", onclick: () => pick(p) }, strOf(p.name))),
-          ),
-        ),
-      ),
-      detail,
+  split(
+    titledList(
+      "Prompts",
+      answer,
+      prompts.map((p) => el("button", { type: "button", onclick: () => pick(p) }, strOf(p.name))),
     ),
+    detail,
   );
 }
 
@@ -822,6 +801,7 @@ function nextAsk(): void {
   const reply = async (answer: Obj | null) => {
     asks.shift();
     dialog.close();
+    dialog.replaceChildren();
     await post("answer", { server, ask: strOf(ask.ask), answer });
     nextAsk();
   };
@@ -924,7 +904,13 @@ function nextAsk(): void {
 }
 
 // ---- the feed ----
+/** The last item seen: a stream that reconnects replays what the explorer kept, seen or not. */
+let lastSeq = 0;
+
 function onItem(item: Obj): void {
+  const seq = Number(item.seq);
+  if (seq <= lastSeq) return;
+  lastSeq = seq;
   const server = strOf(item.server);
   switch (item.kind) {
     case "server": {
@@ -968,6 +954,7 @@ function onItem(item: Obj): void {
       if (i === 0 && dialog.open) {
         asks.shift();
         dialog.close();
+        dialog.replaceChildren();
         nextAsk();
       } else if (i > 0) asks.splice(i, 1);
       break;
