@@ -131,6 +131,13 @@ describe("the probing app", () => {
         initialized: "2026-01-26",
         host: "tether inspect",
         tool: "probe",
+        // What the host approved of the declaration, told to the app.
+        csp: {
+          connectDomains: ["https://api.example.com"],
+          resourceDomains: ["https://cdn.example.com", "https://*.assets.example.com"],
+          frameDomains: [],
+          baseUriDomains: [],
+        },
       });
       await page.screenshot({ path: join(ARTIFACTS, "probe.png"), fullPage: true });
     } finally {
@@ -228,6 +235,23 @@ describe("the probing app", () => {
       assert.deepEqual(await waitForActivity(page, "closed"), {
         kind: "closed",
         why: "the app's frame navigated away",
+      });
+      assert.equal(await page.locator(FRAME).count(), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("an app that asks to end is torn down like one the page ends", async () => {
+    const page = await browser.newPage();
+    try {
+      await openApp(page, harness, "probe", { n: 1 });
+      await waitForLog(page, "probe");
+      await page.frameLocator(FRAME).locator("#close").click();
+      assert.deepEqual(await waitForLog(page, "teardown"), { teardown: "the app asked to end" });
+      assert.deepEqual(await waitForActivity(page, "closed"), {
+        kind: "closed",
+        why: "the app asked to end",
       });
       assert.equal(await page.locator(FRAME).count(), 0);
     } finally {

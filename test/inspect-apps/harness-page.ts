@@ -14,6 +14,7 @@ interface Opened {
   url: string;
   csp: string;
   refused: string[];
+  approved: Record<string, string[]>;
   tool: AppTool;
   tools: AppTool[];
   input: Record<string, unknown>;
@@ -50,6 +51,7 @@ w.openApp = async (tool, input) => {
     tools: opened.tools,
     input: opened.input,
     result: opened.result,
+    csp: opened.approved,
     callTool: (name, args, signal) => post("/call", { name, arguments: args }, signal),
     onActivity: (a) => w.appActivity.push(a),
   });

@@ -108,7 +108,15 @@ export async function startHarness(
           const app = await readAppResource(client, uri);
           const published = frames.publish(app.html, app.csp);
           const result = client.redact(await client.callTool(tool.name, (input ?? {}) as never));
-          json(res, 200, { ...published, refused: app.refused, tool, tools, input, result });
+          json(res, 200, {
+            ...published,
+            approved: app.csp,
+            refused: app.refused,
+            tool,
+            tools,
+            input,
+            result,
+          });
         } else if (req.method === "POST" && req.url === "/call") {
           const { name, arguments: args } = await body(req);
           json(res, 200, client.redact(await client.callTool(String(name), (args ?? {}) as never)));

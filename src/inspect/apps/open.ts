@@ -45,6 +45,7 @@ export async function openApp(
     url: published.url,
     origin: frames.origin,
     csp: published.csp,
+    approved: app.csp as unknown as JsonObject,
     refused: app.refused,
     bytes,
     ...(app.prefersBorder === undefined ? {} : { prefersBorder: app.prefersBorder }),

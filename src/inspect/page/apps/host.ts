@@ -78,6 +78,8 @@ export interface MountAppOptions {
   title?: string;
   /** The tallest the frame grows, in CSS pixels. */
   maxHeight?: number;
+  /** The sources the app's CSP allows (what the explorer approved of its declaration), told to the app. */
+  csp?: Record<string, string[]>;
   /** The host's name and version, told to the app. */
   hostInfo?: { name: string; version: string };
 }
@@ -143,6 +145,7 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   let refilled = performance.now();
   let dropped = 0;
   let loads = 0;
+  let requestTeardown = (): void => {};
   // The page may drop the frame with what holds it (another view, another result): the app ends.
   const leaving = new MutationObserver(() => {
     if (!frame.isConnected) close("its frame left the page");
@@ -317,8 +320,12 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
           data: params.data,
         });
         return;
+      case "ui/notifications/request-teardown":
+        // The app asks to end: it is torn down as when the page ends it.
+        requestTeardown();
+        return;
       default:
-        // Other notifications (request-teardown, initialized twice, unknown ones) change nothing.
+        // Other notifications (initialized twice, unknown ones) change nothing.
         return;
     }
   };
@@ -381,6 +388,27 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   leaving.observe(document.body, { childList: true, subtree: true });
 
   let unmounting: Promise<void> | undefined;
+  /** Asks the app to end (it gets a moment to answer), then closes it. */
+  const unmount = (reason: string): Promise<void> => {
+    unmounting ??= (async () => {
+      if (closed) return;
+      if (initialized && frame.isConnected) {
+        const id = `teardown-${nextId++}`;
+        const answered = new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, TEARDOWN_WAIT_MS);
+          pending.set(id, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        post({ id, method: "ui/resource-teardown", params: { reason } });
+        await answered;
+      }
+      close(reason);
+    })();
+    return unmounting;
+  };
+  requestTeardown = () => void unmount("the app asked to end");
   return {
     frame,
     sendResult(value: unknown): void {
@@ -393,25 +421,7 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
       cancelled = reason;
       sendToolData();
     },
-    unmount(reason = "closed by the user"): Promise<void> {
-      unmounting ??= (async () => {
-        if (closed) return;
-        if (initialized && frame.isConnected) {
-          const id = `teardown-${nextId++}`;
-          const answered = new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, TEARDOWN_WAIT_MS);
-            pending.set(id, () => {
-              clearTimeout(timer);
-              resolve();
-            });
-          });
-          post({ id, method: "ui/resource-teardown", params: { reason } });
-          await answered;
-        }
-        close(reason);
-      })();
-      return unmounting;
-    },
+    unmount: (reason = "closed by the user") => unmount(reason),
   };
 }
 
@@ -433,7 +443,7 @@ function initializeResult(
       logging: {},
       message: { text: {} },
       updateModelContext: { text: {}, structuredContent: {} },
-      sandbox: { permissions: {} },
+      sandbox: { permissions: {}, ...(options.csp ? { csp: options.csp } : {}) },
     },
     hostContext: {
       toolInfo: { tool: options.tool },

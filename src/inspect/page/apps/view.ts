@@ -128,6 +128,7 @@ async function showApp(shown: ShownApp, box: HTMLElement, uri: string, call: Too
     result: call.result,
     title: `App of ${name} (${uri})`,
     hostInfo: { name: "tether inspect", version: "1" },
+    ...(isObj(answer.approved) ? { csp: answer.approved as unknown as Record<string, string[]> } : {}),
     async callTool(tool, args, signal) {
       const callId = `app${++appCalls}-${Date.now().toString(36)}`;
       const done = await post("call", { server, tool, args: args as Obj, callId }, signal);
