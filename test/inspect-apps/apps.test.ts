@@ -62,6 +62,22 @@ describe("server-basic-vanillajs", () => {
         calls.map((c) => [c.name, c.ok]),
         [["get-time", true]],
       );
+      // The app reports its size; the frame takes that height (from its first 150 px). Read at once,
+      // the last report and the frame's height agree.
+      await waitForActivity(page, "size");
+      const { reported, height } = await page.evaluate(() => {
+        const g = globalThis as unknown as {
+          appActivity: { kind: string; height?: number }[];
+          document: { querySelector(s: string): { style: { height: string } } };
+        };
+        const sizes = g.appActivity.filter((a) => a.kind === "size");
+        return {
+          reported: sizes[sizes.length - 1]!.height,
+          height: g.document.querySelector("iframe.mcp-app-frame").style.height,
+        };
+      });
+      assert.equal(height, `${reported}px`);
+      assert.notEqual(height, "150px");
       const sandbox = await page.locator(FRAME).getAttribute("sandbox");
       assert.equal(sandbox, "allow-scripts allow-forms");
     } finally {
