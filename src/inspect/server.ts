@@ -74,6 +74,9 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
     frameAncestor: `http://${hostPort}`,
     host: address,
     signal: stop.signal,
+  }).catch((error: unknown) => {
+    server.close();
+    throw error;
   });
   const pageHeaders = { ...SAFE_HEADERS, "content-security-policy": `${PAGE_CSP}; frame-src ${apps.origin}` };
 
