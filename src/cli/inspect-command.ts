@@ -87,7 +87,8 @@ export async function runInspect(ctx: Context): Promise<number> {
       const record: Record<string, unknown> = { ...e.recordFor(ctx.redactor) };
       const spawnFailure = e.stage === "spawn" ? spawnProblem(e, ctx.spawned) : undefined;
       if (spawnFailure) record.message = ctx.redactor.messageText(spawnFailure);
-      const hint = hintFor(e.code, "inspect");
+      // An argument the page's form got wrong is said in the message; the command's help is no hint.
+      const hint = /_argument$/.test(e.reason) ? undefined : hintFor(e.code, "inspect");
       if (hint) record.hint = hint;
       return record;
     },

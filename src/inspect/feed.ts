@@ -2,13 +2,14 @@
  * What the explorer tells its pages as it happens (state changes, lifecycle events, logs,
  * progress, the message history, the server's questions), as server-sent events. The last items
  * are kept so a page that opens (or reloads) later sees them; everything is redacted before it
- * gets here, and both the number of items kept and the size of each are bounded.
+ * gets here, and the number of items kept, their size in all and the size of each are bounded.
  */
 import type { ServerResponse } from "node:http";
 import { SAFE_HEADERS } from "./access.ts";
 
-/** Items kept for a page that opens later. */
+/** Items kept for a page that opens later, and their size in all. */
 const KEPT_ITEMS = 2000;
+const KEPT_CHARS = 16 * 1024 * 1024;
 /** One item's JSON past this is cut to a notice of its size. */
 export const MAX_ITEM_CHARS = 256 * 1024;
 /** A page that does not read its stream falls this far behind before it is dropped. */
@@ -19,6 +20,7 @@ export type FeedItem = { kind: string; server?: string } & Record<string, unknow
 export class Feed {
   #seq = 0;
   readonly #kept: string[] = [];
+  #keptChars = 0;
   readonly #pages = new Set<ServerResponse>();
 
   /** Hands `item` to every open page, and keeps it for later ones. */
@@ -34,7 +36,9 @@ export class Feed {
       });
     const frame = `data: ${json}\n\n`;
     this.#kept.push(frame);
-    if (this.#kept.length > KEPT_ITEMS) this.#kept.splice(0, this.#kept.length - KEPT_ITEMS);
+    this.#keptChars += frame.length;
+    while (this.#kept.length > KEPT_ITEMS || this.#keptChars > KEPT_CHARS)
+      this.#keptChars -= this.#kept.shift()!.length;
     for (const page of this.#pages) this.#write(page, frame);
   }
 

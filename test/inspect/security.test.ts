@@ -147,6 +147,16 @@ test("S9: request bodies are bounded (413) and the API takes JSON only (415)", a
   assert.equal(form.status, 415);
 });
 
+test("a call's arguments are checked before it is sent, with the CLI's messages", async () => {
+  const answer = await api(run, "call", { server: "s1", tool: "markup", args: { nope: 1 }, callId: "bad" });
+  assert.equal(answer.ok, false);
+  const error = answer.error as Record<string, unknown>;
+  assert.equal(error.code, "config");
+  assert.equal(error.reason, "unknown_argument");
+  assert.match(String(error.message), /^markup has no argument "nope".*its arguments: note$/);
+  assert.equal(error.hint, undefined);
+});
+
 test("S9: another address needs --allow-remote (exit 2)", async () => {
   const r = await runCli(["inspect", "--no-open", "--host", "0.0.0.0", "--", process.execPath, HOSTILE]);
   assert.equal(r.code, 2);
