@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "../client/api.ts";
 import { configError } from "../errors/failures.ts";
 import { asTetherError } from "../errors/tether-error.ts";
+import { APPS_EXTENSIONS } from "../inspect/apps/resource.ts";
 import type { ExplorerHost, ServerChoice } from "../inspect/connection.ts";
 import { startExplorer } from "../inspect/server.ts";
 import { tappedSpawn } from "../inspect/wire-tap.ts";
@@ -73,6 +74,8 @@ export async function runInspect(ctx: Context): Promise<number> {
           : extras.onEvent,
         signal: extras.signal,
         listen: true,
+        // MCP Apps: the explorer renders ui:// resources, so servers may offer their apps.
+        extensions: { ...options.extensions, ...APPS_EXTENSIONS },
       };
       if (isSessionTarget(choice.target))
         return (await import("./session-attach.ts")).attachSession(choice.target, full, io.env);

@@ -7,6 +7,8 @@ import type { Client } from "../client/api.ts";
 import type { CallToolResult, CompletionRef, LoggingLevel, Tool } from "../client/results.ts";
 import { LOGGING_LEVELS } from "../client/results.ts";
 import type { JsonObject, JsonValue } from "../jsonrpc/messages.ts";
+import type { AppFrames } from "./apps/frames.ts";
+import { openApp } from "./apps/open.ts";
 import { type Connection, NotConnected } from "./connection.ts";
 import { REPLAYABLE } from "./replayable.ts";
 
@@ -14,6 +16,8 @@ export interface ApiContext {
   conn: Connection;
   body: JsonObject;
   signal: AbortSignal;
+  /** The listener that serves MCP Apps' documents to their frames. */
+  apps?: AppFrames;
 }
 
 /** A bad request from the page: 400, with its message. */
@@ -141,6 +145,14 @@ export const OPS: Readonly<Record<string, Op>> = {
     const client = await conn.ready();
     const result = await traced(conn, method, params, () => client.request(method, params, { signal }));
     return { result: conn.redact(result) };
+  },
+  /** A tool's MCP App, published for its frame (src/inspect/apps/). */
+  async app({ conn, body, signal, apps }) {
+    const name = str(body, "tool");
+    const tool = (await tools(conn, signal)).find((t) => t.name === name);
+    if (!tool) throw new BadRequest(`the server lists no tool ${name}`);
+    if (!apps) throw new BadRequest("this explorer serves no apps");
+    return openApp(conn, apps, tool, signal);
   },
   async cancel({ conn, body }) {
     return { cancelled: conn.cancel(str(body, "callId")) };

@@ -10,8 +10,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { configError } from "../errors/failures.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
-import { Access, plain, SAFE_HEADERS } from "./access.ts";
+import { Access, PAGE_CSP, plain, SAFE_HEADERS } from "./access.ts";
 import { BadRequest, failure, OPS } from "./api.ts";
+import { AppFrames } from "./apps/frames.ts";
 import { Connection, type ExplorerHost } from "./connection.ts";
 import { Feed } from "./feed.ts";
 
@@ -68,7 +69,18 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const access = new Access(`${address.includes(":") ? `[${address}]` : address}:${port}`);
+  const hostPort = `${address.includes(":") ? `[${address}]` : address}:${port}`;
+  const access = new Access(hostPort);
+  // MCP Apps' documents come from a listener of their own: another origin, framed by this page only.
+  const apps = await AppFrames.listen({
+    frameAncestor: `http://${hostPort}`,
+    host: address,
+    signal: stop.signal,
+  }).catch((error: unknown) => {
+    server.close();
+    throw error;
+  });
+  const pageHeaders = { ...SAFE_HEADERS, "content-security-policy": `${PAGE_CSP}; frame-src ${apps.origin}` };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const verdict = access.judge(req);
@@ -80,7 +92,7 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
     }
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (req.method === "GET" && path === "/") {
-      res.writeHead(200, { ...SAFE_HEADERS, "content-type": "text/html; charset=utf-8" });
+      res.writeHead(200, { ...pageHeaders, "content-type": "text/html; charset=utf-8" });
       res.end(PAGE);
       return;
     }
@@ -108,7 +120,7 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
     });
     const signal = AbortSignal.any([gone.signal, stop.signal]);
     try {
-      json(res, 200, { ok: true, ...(await OPS[op]!({ conn, body, signal })) });
+      json(res, 200, { ok: true, ...(await OPS[op]!({ conn, body, signal, apps })) });
     } catch (error) {
       if (error instanceof BadRequest) return json(res, 400, { error: { message: error.message } });
       json(res, 200, { ok: false, ...failure(conn, error, (e) => o.host.errorRecord(e)) });
@@ -131,6 +143,7 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
         stop.abort(new Error("the explorer is closing"));
         feed.close();
         await Promise.all([...connections.values()].map((c) => c.disconnect()));
+        await apps.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

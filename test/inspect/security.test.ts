@@ -106,7 +106,15 @@ test("S9: the token is traded for an HttpOnly, SameSite=Strict cookie, and the p
   const cookie = setCookie.split(";")[0]!;
   const page = await raw(run.base, "/", { headers: { cookie } });
   assert.equal(page.status, 200);
-  assert.equal(page.headers["content-security-policy"], CSP);
+  // The one frame the page may hold: an MCP App, from the apps listener (another port, on loopback).
+  const frameSrc = /; frame-src http:\/\/127\.0\.0\.1:(\d+)$/.exec(
+    String(page.headers["content-security-policy"]),
+  );
+  assert.ok(
+    frameSrc && frameSrc[1] !== new URL(run.base).port,
+    String(page.headers["content-security-policy"]),
+  );
+  assert.equal(page.headers["content-security-policy"], `${CSP}${frameSrc[0]}`);
   assert.equal(page.headers["x-frame-options"], "DENY");
   assert.equal(page.headers["x-content-type-options"], "nosniff");
   assert.equal(page.headers["referrer-policy"], "no-referrer");

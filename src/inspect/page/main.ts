@@ -7,6 +7,7 @@ import { type Answer, errorLine, get, isObj, type Json, type Obj, post, strOf } 
 import { bytes, el, fill, tree, uid } from "./dom.ts";
 import { schemaForm } from "./form.ts";
 import { contentBlock, linkOpener, renderToolResult, resourceContents } from "./result.ts";
+import "./apps/view.ts";
 
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 const VIEWS = ["Overview", "Tools", "Resources", "Prompts", "History"] as const;
