@@ -2,26 +2,29 @@
 // history as views; calls in flight; the log pane; the server's questions as dialogs. Everything
 // a server sent is set as text (dom.ts), never as markup.
 
-import { REPLAYABLE } from "../replayable.ts";
 import { type Answer, errorLine, get, isObj, type Json, type Obj, post, strOf } from "./api.ts";
-import { bytes, el, fill, tree, uid } from "./dom.ts";
+import { askDone, dialog, queueAsk } from "./asks.ts";
+import { el, fill, tree, uid } from "./dom.ts";
 import { schemaForm } from "./form.ts";
+import { historyView, recordMessage } from "./history.ts";
+import { logLine, notificationsPane } from "./logs.ts";
 import { contentBlock, linkOpener, renderToolResult, resourceContents } from "./result.ts";
+import {
+  current,
+  servers,
+  setCurrent,
+  setView,
+  toolCache,
+  VIEWS,
+  type View,
+  view,
+  viewBox,
+} from "./state.ts";
 import "./apps/view.ts";
 
-const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
-const VIEWS = ["Overview", "Tools", "Resources", "Prompts", "History"] as const;
-type View = (typeof VIEWS)[number];
-
-const servers = new Map<string, Obj>();
-let current: string | undefined;
-let view: View = "Tools";
-const toolCache = new Map<string, Obj[]>();
 let selectedTool: string | undefined;
 let toolFilter = "";
 const subscribed = new Set<string>();
-const history: Obj[] = [];
-const MAX_HISTORY = 1000;
 
 // ---- the frame ----
 const serverList = el("ul", { class: "servers" });
@@ -37,24 +40,9 @@ const viewButtons = VIEWS.map((name) =>
     name,
   ),
 );
-const viewBox = el("div", { class: "view" });
 const inFlight = el("ul", { class: "inflight" });
-const logList = el("ol", { class: "logs", "aria-live": "polite" });
-const levelFilter = el(
-  "select",
-  { id: uid() },
-  LEVELS.map((l) => el("option", { value: l }, l)),
-);
-const serverLevel = el(
-  "select",
-  { id: uid() },
-  LEVELS.map((l) => el("option", { value: l, selected: l === "info" }, l)),
-);
-const asks: Obj[] = [];
-const dialog = el("dialog", { class: "ask", "aria-modal": "true" });
 
 function frame(): HTMLElement {
-  levelFilter.addEventListener("change", filterLogs);
   return el(
     "div",
     { class: "layout" },
@@ -77,21 +65,7 @@ function frame(): HTMLElement {
         inFlight,
       ),
     ),
-    el(
-      "section",
-      { class: "notifications", "aria-label": "Notifications" },
-      el("h2", {}, "Notifications"),
-      el(
-        "div",
-        { class: "row" },
-        el("label", { for: levelFilter.id }, "Show from"),
-        levelFilter,
-        el("label", { for: serverLevel.id }, "Server level"),
-        serverLevel,
-        el("button", { type: "button", onclick: setLevel }, "Set level"),
-      ),
-      logList,
-    ),
+    notificationsPane(),
     dialog,
   );
 }
@@ -133,7 +107,7 @@ function renderServers(): void {
 }
 
 async function select(id: string): Promise<void> {
-  current = id;
+  setCurrent(id);
   renderServers();
   const s = servers.get(id);
   if (s && (s.state === "idle" || s.state === "closed")) {
@@ -145,7 +119,7 @@ async function select(id: string): Promise<void> {
 }
 
 function show(name: View): void {
-  view = name;
+  setView(name);
   for (const b of viewButtons) b.setAttribute("aria-pressed", b.textContent === name ? "true" : "false");
   renderView();
 }
@@ -737,224 +711,6 @@ async function promptsView(s: Obj): Promise<void> {
   );
 }
 
-// ---- history ----
-/** The params of a request entry: the message's own (off the wire) or the entry's body (the explorer's). */
-function paramsOf(m: Obj): Obj | undefined {
-  try {
-    const doc = JSON.parse(strOf(m.body)) as Json;
-    if (!isObj(doc)) return undefined;
-    if (doc.jsonrpc === "2.0") return isObj(doc.params) ? doc.params : {};
-    return doc;
-  } catch {
-    return undefined;
-  }
-}
-
-function historyEntry(m: Obj): HTMLElement {
-  const when = new Date(Number(m.at)).toISOString().slice(11, 23);
-  const method = strOf(m.method);
-  const params = m.dir === "out" && REPLAYABLE.has(method) ? paramsOf(m) : undefined;
-  const replayed = el("div", { class: "replayed" });
-  const replay = params
-    ? el(
-        "button",
-        {
-          type: "button",
-          "aria-label": `Replay ${method}`,
-          onclick: async () => {
-            fill(replayed, el("p", { class: "muted" }, `Sending ${method} again…`));
-            const answer = await post("replay", { server: strOf(m.server), method, params });
-            fill(
-              replayed,
-              answer.ok
-                ? tree(answer.result ?? null, "result")
-                : el("p", { class: "error", role: "alert" }, errorLine(answer.error)),
-            );
-          },
-        },
-        "Replay",
-      )
-    : null;
-  return el(
-    "li",
-    {},
-    el(
-      "details",
-      {},
-      el(
-        "summary",
-        {},
-        `${m.dir === "out" ? "→" : "←"} ${method} · ${bytes(Number(m.bytes) || 0)} · ${when}`,
-      ),
-      el("pre", { class: "text" }, strOf(m.body)),
-      replay,
-      replayed,
-    ),
-  );
-}
-const historyList = el("ol", { class: "history" });
-
-/** The current server's history as a JSON file the browser saves. */
-function exportHistory(): void {
-  const entries = history.filter((m) => m.server === current);
-  const url = URL.createObjectURL(new Blob([JSON.stringify(entries, null, 2)], { type: "application/json" }));
-  const link = el("a", { href: url, download: "tether-history.json" });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-function historyView(): void {
-  fill(historyList, history.filter((m) => m.server === current).map(historyEntry));
-  fill(
-    viewBox,
-    el("h2", {}, "Messages"),
-    el(
-      "div",
-      { class: "row" },
-      el("p", { class: "muted" }, "Each request, result and notification, newest last (redacted)."),
-      el("button", { type: "button", onclick: exportHistory }, "Export"),
-    ),
-    historyList,
-  );
-}
-
-// ---- notifications ----
-function logLine(item: Obj): void {
-  const level = strOf(item.level, "info");
-  const data = typeof item.data === "string" ? item.data : JSON.stringify(item.data);
-  const line = el(
-    "li",
-    { class: `log level-${level}`, "data-level": String(Math.max(0, LEVELS.indexOf(level))) },
-    `${level}${item.logger ? ` [${strOf(item.logger)}]` : ""}: ${data}`,
-  );
-  line.hidden = Number(line.dataset.level) < LEVELS.indexOf(levelFilter.value);
-  logList.append(line);
-  while (logList.childElementCount > 500) logList.firstElementChild?.remove();
-}
-function filterLogs(): void {
-  const min = LEVELS.indexOf(levelFilter.value);
-  for (const li of logList.children)
-    (li as HTMLElement).hidden = Number((li as HTMLElement).dataset.level) < min;
-}
-async function setLevel(): Promise<void> {
-  if (!current) return;
-  const answer = await post("setLevel", { server: current, level: serverLevel.value });
-  logLine({
-    level: "info",
-    logger: "tether",
-    data: answer.ok ? `server level set to ${serverLevel.value}` : errorLine(answer.error),
-  });
-}
-
-// ---- the server's questions ----
-/** An elicitation's three answers: Accept (as `accept` does it), Decline, Cancel. */
-function elicitationAnswers(reply: (answer: Obj) => Promise<void>, accept: () => void): HTMLElement {
-  return el(
-    "div",
-    { class: "row" },
-    el("button", { type: "button", class: "primary", onclick: accept }, "Accept"),
-    el("button", { type: "button", onclick: () => reply({ action: "decline" }) }, "Decline"),
-    el("button", { type: "button", onclick: () => reply({ action: "cancel" }) }, "Cancel"),
-  );
-}
-
-/** What Escape does in the open dialog. */
-let onEscape: (() => void) | undefined;
-dialog.addEventListener("cancel", (event) => {
-  event.preventDefault();
-  onEscape?.();
-});
-
-function nextAsk(): void {
-  if (dialog.open || !asks.length) return;
-  const ask = asks[0]!;
-  const server = strOf(ask.server);
-  const params = isObj(ask.params) ? ask.params : {};
-  const reply = async (answer: Obj | null) => {
-    asks.shift();
-    dialog.close();
-    dialog.replaceChildren();
-    await post("answer", { server, ask: strOf(ask.ask), answer });
-    nextAsk();
-  };
-  // Escape answers as the dialog's own way out: sampling declined, elicitation cancelled.
-  onEscape = () => void reply(ask.type === "sampling" ? null : { action: "cancel" });
-  const titleId = uid();
-  if (ask.type === "sampling") {
-    const replyId = uid();
-    const text = el("textarea", { id: replyId, rows: 4 });
-    const messages = Array.isArray(params.messages) ? params.messages.filter(isObj) : [];
-    fill(
-      dialog,
-      el("h2", { id: titleId }, "The server asks for a completion (sampling)"),
-      params.systemPrompt ? el("pre", { class: "text" }, strOf(params.systemPrompt)) : null,
-      messages.map((m) =>
-        el(
-          "div",
-          { class: "message" },
-          el("strong", {}, strOf(m.role)),
-          Array.isArray(m.content) ? m.content.map(contentBlock) : contentBlock(m.content ?? null),
-        ),
-      ),
-      el("label", { for: replyId }, "Reply"),
-      text,
-      el(
-        "div",
-        { class: "row" },
-        el(
-          "button",
-          {
-            type: "button",
-            class: "primary",
-            onclick: () =>
-              reply({
-                role: "assistant",
-                content: { type: "text", text: text.value },
-                model: "tether-inspect (a person)",
-                stopReason: "endTurn",
-              }),
-          },
-          "Send reply",
-        ),
-        el("button", { type: "button", onclick: () => reply(null) }, "Decline"),
-      ),
-    );
-  } else if (params.mode === "url") {
-    const url = strOf(params.url);
-    const safe = /^https?:\/\//i.test(url);
-    fill(
-      dialog,
-      el("h2", { id: titleId }, "The server asks you to open a link"),
-      el("p", {}, strOf(params.message)),
-      el("p", { class: "url" }, url),
-      safe
-        ? el("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, "Open the link")
-        : el("p", { class: "muted" }, "(not an http(s) link: not opened)"),
-      elicitationAnswers(reply, () => reply({ action: "accept" })),
-    );
-  } else {
-    const form = schemaForm(params.requestedSchema ?? {});
-    const problem = el("p", { class: "error", role: "alert", hidden: true });
-    fill(
-      dialog,
-      el("h2", { id: titleId }, "The server asks (elicitation)"),
-      el("p", {}, strOf(params.message)),
-      form.node,
-      problem,
-      elicitationAnswers(reply, () => {
-        const got = form.read();
-        problem.hidden = !got.error;
-        problem.textContent = got.error ?? "";
-        if (!got.error) void reply({ action: "accept", content: got.value ?? {} });
-      }),
-    );
-  }
-  dialog.setAttribute("aria-labelledby", titleId);
-  dialog.showModal();
-}
-
 // ---- the feed ----
 /** The last item seen: a stream that reconnects replays what the explorer kept, seen or not. */
 let lastSeq = 0;
@@ -993,24 +749,14 @@ function onItem(item: Obj): void {
       onProgress(item);
       break;
     case "message":
-      history.push(item);
-      if (history.length > MAX_HISTORY) history.shift();
-      if (view === "History" && server === current) historyList.append(historyEntry(item));
+      recordMessage(item);
       break;
     case "ask":
-      asks.push(item);
-      nextAsk();
+      queueAsk(item);
       break;
-    case "ask_done": {
-      const i = asks.findIndex((a) => a.ask === item.ask);
-      if (i === 0 && dialog.open) {
-        asks.shift();
-        dialog.close();
-        dialog.replaceChildren();
-        nextAsk();
-      } else if (i > 0) asks.splice(i, 1);
+    case "ask_done":
+      askDone(item);
       break;
-    }
   }
 }
 
@@ -1029,7 +775,7 @@ async function start(): Promise<void> {
   const first = [...servers.values()][0];
   const fromCommandLine = [...servers.values()].filter((s) => s.source === "command line");
   if (first) {
-    current = strOf(first.id);
+    setCurrent(strOf(first.id));
     renderServers();
     renderView();
   } else renderView();
