@@ -1,0 +1,26 @@
+// What the page's views share, owned here: the servers the explorer has, which one is picked, which
+// view is shown, the tools each server listed, the message history, and the box a view renders into.
+// Only this module assigns `current` and `view`; everyone else reads them (live bindings).
+
+import type { Obj } from "./api.ts";
+import { el } from "./dom.ts";
+
+export const VIEWS = ["Overview", "Tools", "Resources", "Prompts", "History"] as const;
+export type View = (typeof VIEWS)[number];
+
+export const servers = new Map<string, Obj>();
+export let current: string | undefined;
+export let view: View = "Tools";
+export const toolCache = new Map<string, Obj[]>();
+export const history: Obj[] = [];
+export const MAX_HISTORY = 1000;
+
+/** Where the shown view renders. */
+export const viewBox = el("div", { class: "view" });
+
+export const setCurrent = (id: string): void => {
+  current = id;
+};
+export const setView = (name: View): void => {
+  view = name;
+};
