@@ -151,7 +151,11 @@ export function context(parts: RunParts): Context {
       return ["tether", ...head, ...tail].map((w, i) => (i === 0 ? w : quoted(w))).join(" ");
     },
     hintFor: (error) =>
-      error.code === "config" && ARGUMENT_REASONS.has(error.reason) ? ctx.argumentHint : undefined,
+      error.urlElicitations !== undefined
+        ? urlsHint(error.urlElicitations.length)
+        : error.code === "config" && ARGUMENT_REASONS.has(error.reason)
+          ? ctx.argumentHint
+          : undefined,
     connection: async (t, i = inv) => {
       const { options, secrets } = await connectOptions(i, t, io);
       return {
@@ -183,10 +187,7 @@ export function context(parts: RunParts): Context {
         ? async () => {
             // The result goes out first: main flushes it in this turn, before it awaits the closes.
             await new Promise((resolve) => setImmediate(resolve));
-            await waits.settle(
-              options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default,
-              io.signal,
-            );
+            await waits.settle(callBudgetMs(options), io.signal);
             unwatch?.();
           }
         : undefined;
@@ -261,6 +262,21 @@ async function withClient<T>(
 }
 
 /** Stdin's text when `--args-file -` asks for it. */
+/**
+ * The hint for a -32042 (URLElicitationRequiredError) that was not acted on: how many URLs the
+ * server requires, never the URLs themselves (they are shown only where a person may open them).
+ */
+export function urlsHint(count: number): string {
+  const urls = count === 1 ? "a URL" : `${count} URLs`;
+  const them = count === 1 ? "it" : "them";
+  return `the server requires ${urls} opened in a browser before this can succeed; tether shows ${them} and asks to open ${them} only on a terminal, without --json`;
+}
+
+/** A call's budget in ms: --call-timeout, else --timeout, else the default. */
+export function callBudgetMs(options: ConnectOptions): number {
+  return options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default;
+}
+
 export async function stdinArgs(inv: Invocation, io: Io): Promise<string | undefined> {
   if (inv.values["args-file"] !== "-") return undefined;
   if (!io.readStdin) throw configError("invalid_args", "--args-file - needs a stdin to read");

@@ -147,7 +147,7 @@ test("K1: the shell's tool NAME renders as tether tool does, with the shell's ow
   assert.equal(shown.records.length, 1);
   assert.equal(shown.records[0]!.reason, "unknown_tool");
   assert.match(String(shown.records[0]!.message), /create_entities/, "the closest name is suggested");
-  const called = await shellLines([example]);
+  const called = await shellLines([String(example)]);
   assert.deepEqual([called.stdout, called.records], ["created 1\n", []]);
 });
 

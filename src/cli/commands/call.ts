@@ -5,8 +5,9 @@ import { terminalLine } from "../../errors/terminal-text.ts";
 import { TetherError } from "../../errors/tether-error.ts";
 import type { JsonValue } from "../../jsonrpc/messages.ts";
 import { parseToolArgs } from "../args.ts";
-import { type Command, stdinArgs, writeOutput } from "../command.ts";
+import { type Command, callBudgetMs, stdinArgs, writeOutput } from "../command.ts";
 import { numberFlag } from "../connect-options.ts";
+import { completeRequiredUrls } from "../elicit.ts";
 import { EXIT_TOOL_ERROR } from "../exit-codes.ts";
 import { OPERATION } from "../flag-table.ts";
 import { progressStatus } from "../progress-event.ts";
@@ -53,7 +54,7 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
         throw error;
       });
       const args = fitCall(tool, listed, given);
-      try {
+      const once = async () => {
         if (inv.values.task)
           return await c.callToolAsTask(tool, args, {
             signal: io.signal,
@@ -70,6 +71,21 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
             ? { resetTimeoutOnProgress: true, timeoutMs: progressTimeout, maxTotalTimeoutMs: callTimeout }
             : {}),
         });
+      };
+      try {
+        return await once();
+      } catch (error) {
+        // A server that needs URLs opened first (-32042): at a terminal the person is shown them
+        // and asked; once every one is reported complete, the call is sent again, once, because
+        // the person agreed. Tether never re-sends a call on its own.
+        const required = error instanceof TetherError ? error.urlElicitations : undefined;
+        if (!required) throw error;
+        status?.clear();
+        const budget = callBudgetMs(options);
+        if (!(await completeRequiredUrls(options.handlers?.elicitation, required, budget, io.signal)))
+          throw error;
+        io.stderr("Calling the tool again, once, now that the server reports the step complete.\n");
+        return await once();
       } finally {
         status?.clear();
       }
