@@ -17,6 +17,7 @@ import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
 import { urlElicitationsOf } from "./elicit.ts";
 import type { ErrorHelp } from "./error-line.ts";
+import { urlsHint } from "./error-line.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
 import { progressRecord } from "./progress-event.ts";
@@ -262,16 +263,6 @@ async function withClient<T>(
 }
 
 /** Stdin's text when `--args-file -` asks for it. */
-/**
- * The hint for a -32042 (URLElicitationRequiredError) that was not acted on: how many URLs the
- * server requires, never the URLs themselves (they are shown only where a person may open them).
- */
-export function urlsHint(count: number): string {
-  const urls = count === 1 ? "a URL" : `${count} URLs`;
-  const them = count === 1 ? "it" : "them";
-  return `the server requires ${urls} opened in a browser before this can succeed; tether shows ${them} and asks to open ${them} only on a terminal, without --json`;
-}
-
 /** A call's budget in ms: --call-timeout, else --timeout, else the default. */
 export function callBudgetMs(options: ConnectOptions): number {
   return options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default;
