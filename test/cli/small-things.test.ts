@@ -148,6 +148,24 @@ test("R8, K1: a call refused with -32042 shows the URL at a terminal, opens it o
     no,
     /\nhint: the server requires a URL opened in a browser before this can succeed; .*\nexit=7\n$/,
   );
+  // Opened, but the server never reports it complete: waited for within the call budget, then
+  // the error as it is, and nothing sent again.
+  const never = freshFile();
+  const late = inTerminal(
+    [
+      "call",
+      "sign-in-first",
+      "--call-timeout",
+      "1500",
+      "-e",
+      `TETHER_OPENED_FILE=${never}`,
+      ...REQUIRED_SERVER,
+    ],
+    { env: { TETHER_BROWSER: "true" }, input: "y\n" },
+  );
+  assert.match(late, /The server did not report it complete within the 1500 ms call budget\.\n/);
+  assert.doesNotMatch(late, /Calling the tool again/);
+  assert.match(late, /error: the server answered with JSON-RPC error -32042 .*\nhint: .*\nexit=7\n$/);
 });
 
 test("R8: off a terminal or with --json a -32042 is the error record with the count of URLs; nothing is opened or sent again", async () => {

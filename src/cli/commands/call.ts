@@ -1,6 +1,7 @@
 /** `tether call`: one tool, called once, its arguments fitted to the tool's input schema first. */
 
-import { configError } from "../../errors/failures.ts";
+import { configError, interruptError } from "../../errors/failures.ts";
+import { interruptOf } from "../../errors/interrupt.ts";
 import { terminalLine } from "../../errors/terminal-text.ts";
 import { TetherError } from "../../errors/tether-error.ts";
 import type { JsonValue } from "../../jsonrpc/messages.ts";
@@ -82,8 +83,19 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
         if (!required) throw error;
         status?.clear();
         const budget = callBudgetMs(options);
-        if (!(await completeRequiredUrls(options.handlers?.elicitation, required, budget, io.signal)))
-          throw error;
+        const consented = await completeRequiredUrls(
+          options.handlers?.elicitation,
+          required,
+          budget,
+          io.signal,
+        ).catch((e: unknown) => {
+          if (io.signal?.aborted) return false;
+          throw e;
+        });
+        // Ctrl-C while asked or waiting: the command was cancelled, not refused.
+        const stop = interruptOf(io.signal);
+        if (stop) throw interruptError(stop, { stage: "call", phase: "call", redactor, effect: "none" });
+        if (!consented) throw error;
         io.stderr("Calling the tool again, once, now that the server reports the step complete.\n");
         return await once();
       } finally {
