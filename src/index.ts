@@ -70,6 +70,7 @@ export type {
 } from "./errors/codes.ts";
 export type { ErrorRecord, Limits } from "./errors/tether-error.ts";
 export { TetherError } from "./errors/tether-error.ts";
+export type { UrlElicitationRequired } from "./errors/url-elicitation.ts";
 export type { JsonObject, JsonValue } from "./jsonrpc/messages.ts";
 export type { LifecycleEvent } from "./lifecycle/events.ts";
 export { DIAGNOSTICS_CHANNEL } from "./lifecycle/events.ts";

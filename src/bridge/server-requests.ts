@@ -41,7 +41,13 @@ export class ServerRequests {
       this.#ask(method, params, context.signal);
     const handlers: ClientHandlers = {};
     if (isObject(caps.sampling)) handlers.sampling = ask("sampling/createMessage");
-    if (isObject(caps.elicitation)) handlers.elicitation = ask("elicitation/create");
+    if (isObject(caps.elicitation)) {
+      handlers.elicitation = ask("elicitation/create");
+      // URL mode (SEP-1036) passes through only when the host declared it; form mode is what an
+      // empty declaration means, and what a host naming modes names with `form`.
+      const e = caps.elicitation;
+      if (isObject(e.url)) handlers.elicitationModes = isObject(e.form) ? ["form", "url"] : ["url"];
+    }
     if (isObject(caps.roots)) handlers.roots = (context) => this.#ask("roots/list", {}, context.signal);
     return handlers;
   }

@@ -4,7 +4,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Redactor } from "../errors/redact.ts";
+import { RpcReplyError } from "../errors/rpc-reply-error.ts";
 import { TetherError } from "../errors/tether-error.ts";
+import { toPublicError } from "../errors/to-public.ts";
 import {
   capabilitiesFor,
   META_PROTOCOL_VERSION,
@@ -105,4 +107,34 @@ test("X2: a server's JSON-RPC error keeps its code; other failures are -32000 wi
   const internal = rpcErrorFor(new Error("https://user:pw@example.com/x?key=abc"), redactor);
   assert.equal((internal.data as Record<string, unknown>).code, "internal");
   assert.ok(!JSON.stringify(internal).includes("example.com"));
+});
+
+test("X2: a server's -32042 reaches the host with its checked URL elicitations, and no other URL", () => {
+  const redactor = new Redactor(["tok-secret-123"]);
+  const required = toPublicError(
+    new RpcReplyError({
+      code: -32042,
+      message: "URL elicitation required",
+      data: {
+        elicitations: [
+          {
+            mode: "url",
+            elicitationId: "a",
+            url: "https://u:p@auth.example.com/c?t=tok-secret-123",
+            message: "Sign in.",
+          },
+          { mode: "url", elicitationId: "b", url: "javascript:alert(1)", message: "x" },
+        ],
+      },
+    }),
+    { stage: "call", phase: "call", redactor },
+  );
+  const e = rpcErrorFor(required, redactor);
+  assert.equal(e.code, -32042);
+  const data = e.data as Record<string, unknown>;
+  assert.deepEqual(data.elicitations, [
+    { mode: "url", elicitationId: "a", url: "https://auth.example.com/c?t=[redacted]", message: "Sign in." },
+  ]);
+  assert.equal(data.urlsRequired, 1);
+  assert.ok(!JSON.stringify(e).includes("tok-secret-123"));
 });

@@ -144,12 +144,26 @@ export function declaredCapabilities(params: JsonObject | undefined): JsonObject
  * code and (redacted) message, so a host's handling of -32602 and the like still works; any
  * other failure is -32000, or -32602/-32601 for a request the host got wrong or that has no
  * counterpart in the server's era. `data` is the payload-free error record: code, reason, stage,
- * phase, effect and limits, never a body, a URL or a credential.
+ * phase, effect and limits, never a body, a URL or a credential (but for a -32042's checked
+ * `elicitations`, the URLs the server asks the user to open).
  */
 export function rpcErrorFor(error: unknown, redactor: Redactor): JsonRpcErrorObject {
   const e: TetherError = asTetherError(error, { stage: "call", phase: "call", redactor });
   const record = e.recordFor(redactor) as unknown as JsonObject;
-  const data: JsonValue = record;
+  // A -32042 (SEP-1036) is useless without the URLs it requires: its checked elicitations
+  // (http(s) only, no userinfo, secrets redacted; see url-elicitation.ts) go on as the spec's
+  // `data.elicitations`, beside the record. The only URLs a host's error ever carries.
+  const data: JsonValue = e.urlElicitations
+    ? {
+        ...record,
+        elicitations: e.urlElicitations.map((u) => ({
+          mode: "url",
+          elicitationId: u.elicitationId,
+          url: u.url,
+          message: u.message,
+        })),
+      }
+    : record;
   if (e.code === "remote_error" && e.rpcCode !== undefined)
     return {
       code: e.rpcCode,

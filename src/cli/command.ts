@@ -17,6 +17,7 @@ import { type Invocation, split } from "./argv.ts";
 import { connectOptions, learnSecrets } from "./connect-options.ts";
 import { urlElicitationsOf } from "./elicit.ts";
 import type { ErrorHelp } from "./error-line.ts";
+import { urlsHint } from "./error-line.ts";
 import type { FlagName } from "./flag-table.ts";
 import type { Io } from "./io.ts";
 import { progressRecord } from "./progress-event.ts";
@@ -151,7 +152,11 @@ export function context(parts: RunParts): Context {
       return ["tether", ...head, ...tail].map((w, i) => (i === 0 ? w : quoted(w))).join(" ");
     },
     hintFor: (error) =>
-      error.code === "config" && ARGUMENT_REASONS.has(error.reason) ? ctx.argumentHint : undefined,
+      error.urlElicitations !== undefined
+        ? urlsHint(error.urlElicitations.length)
+        : error.code === "config" && ARGUMENT_REASONS.has(error.reason)
+          ? ctx.argumentHint
+          : undefined,
     connection: async (t, i = inv) => {
       const { options, secrets } = await connectOptions(i, t, io);
       return {
@@ -183,10 +188,7 @@ export function context(parts: RunParts): Context {
         ? async () => {
             // The result goes out first: main flushes it in this turn, before it awaits the closes.
             await new Promise((resolve) => setImmediate(resolve));
-            await waits.settle(
-              options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default,
-              io.signal,
-            );
+            await waits.settle(callBudgetMs(options), io.signal);
             unwatch?.();
           }
         : undefined;
@@ -261,6 +263,11 @@ async function withClient<T>(
 }
 
 /** Stdin's text when `--args-file -` asks for it. */
+/** A call's budget in ms: --call-timeout, else --timeout, else the default. */
+export function callBudgetMs(options: ConnectOptions): number {
+  return options.call?.timeoutMs ?? options.timeoutMs ?? LIMITS.timeoutMs.default;
+}
+
 export async function stdinArgs(inv: Invocation, io: Io): Promise<string | undefined> {
   if (inv.values["args-file"] !== "-") return undefined;
   if (!io.readStdin) throw configError("invalid_args", "--args-file - needs a stdin to read");

@@ -11,6 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import { terminalBlock, terminalLine } from "../errors/terminal-text.ts";
+import type { UrlElicitationRequired } from "../errors/url-elicitation.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { convert, typeLabel } from "./schema-args.ts";
 
@@ -93,6 +94,16 @@ export class UrlElicitations {
 
   get waiting(): number {
     return this.#pending.size;
+  }
+
+  /** Whether `id` was accepted and is not reported complete yet. */
+  pending(id: string): boolean {
+    return this.#pending.has(id);
+  }
+
+  /** Stops waiting for `id` (its wait is over, reported or not). */
+  forget(id: string): void {
+    this.#pending.delete(id);
   }
 
   /**
@@ -203,4 +214,36 @@ export function terminalElicitation(
     }
     return { action: "accept", content };
   };
+}
+
+/**
+ * A request the server refused with -32042 (URLElicitationRequiredError), at a terminal: each URL
+ * it requires is put to the person exactly as a URL-mode elicitation request is (its message, the
+ * whole URL, its host, one question, opened only on yes), then the server's completions are waited
+ * for within `budgetMs`. True when every one was opened and reported complete: the person's
+ * consent to send the request again, once. False with no terminal handler (off a terminal, or
+ * --json), when one is declined, or when a completion did not come in time.
+ */
+export async function completeRequiredUrls(
+  handler: unknown,
+  required: readonly UrlElicitationRequired[],
+  budgetMs: number,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const waits = urlElicitationsOf(handler);
+  if (!waits || typeof handler !== "function") return false;
+  const ask = handler as Handler;
+  const context = { signal: signal ?? new AbortController().signal };
+  const ids = required.map((r) => r.elicitationId);
+  try {
+    for (const r of required) {
+      const params = { mode: "url", elicitationId: r.elicitationId, url: r.url, message: r.message };
+      if ((await ask(params, context)).action !== "accept") return false;
+    }
+    await waits.settle(budgetMs, signal);
+    return !signal?.aborted && ids.every((id) => !waits.pending(id));
+  } finally {
+    // Their wait is over here: the command's own wait after the result does not repeat it.
+    for (const id of ids) waits.forget(id);
+  }
 }

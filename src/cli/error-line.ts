@@ -43,6 +43,16 @@ export function hintFor(code: string, command: string): string | undefined {
   return hints.length > 0 ? hints.join("; ").replace("<command>", command) : undefined;
 }
 
+/**
+ * The hint for a -32042 (URLElicitationRequiredError) that was not acted on: how many URLs the
+ * server requires, never the URLs themselves (they are shown only where a person may open them).
+ */
+export function urlsHint(count: number): string {
+  const urls = count === 1 ? "a URL" : `${count} URLs`;
+  const them = count === 1 ? "it" : "them";
+  return `the server requires ${urls} opened in a browser before this can succeed; tether shows ${them} and asks to open ${them} only on a terminal, without --json`;
+}
+
 /** What a person is told besides the error itself: facts about the failure that are not in its record. */
 export interface ErrorHelp {
   /** The command the user ran (`tools`, `call`), for "see tether <command> --help". */

@@ -17,7 +17,7 @@ import { SessionLink } from "../sessions/link.ts";
 import { validSessionName } from "../sessions/names.ts";
 import { callOnSession } from "../sessions/tool-call.ts";
 import { type GivenArgs, parseToolArgs } from "./args.ts";
-import { errorLines } from "./error-line.ts";
+import { errorLines, urlsHint } from "./error-line.ts";
 import { EXIT_STATUS, EXIT_TOOL_ERROR } from "./exit-codes.ts";
 import type { Io } from "./io.ts";
 import { progressRecord, progressStatus } from "./progress-event.ts";
@@ -172,7 +172,11 @@ export async function sessionCall(
         ? errorLines(record, undefined, {
             command: "call",
             progressSeen: e.progressSeen,
-            hint: e.code === "config" && ARGUMENT_REASONS.has(e.reason) ? schemaHint() : undefined,
+            hint: e.urlElicitations
+              ? urlsHint(e.urlElicitations.length)
+              : e.code === "config" && ARGUMENT_REASONS.has(e.reason)
+                ? schemaHint()
+                : undefined,
           })
         : `${terminalJson(record)}\n`,
     );

@@ -1,6 +1,6 @@
 /**
  * `tether shell <target|@NAME>`: an interactive prompt on one connection. Each line is one
- * command (tools, call, read, prompt, prompts, resources, templates, complete, watch), run on the
+ * command (tools, tool, call, read, prompt, prompts, resources, templates, complete, watch), run on the
  * same client, printed as the one-shot commands print it; a failure prints its error line and the
  * prompt comes back. Server notifications print between prompts. History lives in the user's
  * state folder; Tab completes commands, tool names and argument names from the tool's schema.
@@ -14,26 +14,30 @@ import { type CompletionRef, LOGGING_LEVELS, type LoggingLevel, type Tool } from
 import { configError } from "../errors/failures.ts";
 import type { Redactor } from "../errors/redact.ts";
 import { terminalJson, terminalLine } from "../errors/terminal-text.ts";
-import { asTetherError } from "../errors/tether-error.ts";
+import { asTetherError, TetherError } from "../errors/tether-error.ts";
 import type { JsonObject } from "../jsonrpc/messages.ts";
 import { parseToolArgs } from "./args.ts";
 import { errorLines } from "./error-line.ts";
 import type { Io } from "./io.ts";
 import {
+  exampleArgs,
   renderCall,
   renderCompletion,
   renderList,
   renderTemplates,
   renderText,
+  renderTool,
   renderTools,
   type Style,
 } from "./render.ts";
-import { findTool, fitArguments } from "./schema-args.ts";
+import { checkPromptArguments, findTool, fitArguments } from "./schema-args.ts";
+import { shellWord } from "./schema-hint.ts";
 import { watch } from "./watch.ts";
 
 /** The shell's commands, for help and completion. */
 export const SHELL_COMMANDS = [
   "tools",
+  "tool",
   "call",
   "read",
   "prompt",
@@ -48,9 +52,11 @@ export const SHELL_COMMANDS = [
 
 const SHELL_HELP = `commands:
   tools                         list the tools
+  tool NAME                     one tool in full: schemas, annotations, an example call
   call NAME [k=v k:=json ...]   call one tool (arguments checked against its schema)
   read URI                      read one resource
-  prompt NAME [k=v ...]         get one prompt          prompts, resources   list them
+  prompt NAME [k=v ...]         get one prompt (arguments checked against its declared ones)
+  prompts, resources            list them
   templates                     list resource templates
   complete REF ARG=PARTIAL      completion values (REF: prompt:NAME or resource:URI-TEMPLATE)
   watch [LEVEL]                 print notifications until Ctrl-C
@@ -97,7 +103,7 @@ export function words(line: string): string[] {
 }
 
 /**
- * Tab completion: the shell's commands first; after `call`, tool names; after `call NAME`, the
+ * Tab completion: the shell's commands first; after `call` or `tool`, tool names; after `call NAME`, the
  * names of its arguments not given yet (from its input schema), as `name=`; after `watch`, levels.
  */
 export function completeLine(line: string, tools: readonly Tool[]): [string[], string] {
@@ -110,7 +116,7 @@ export function completeLine(line: string, tools: readonly Tool[]): [string[], s
     partial,
   ];
   if (done.length === 0) return pick(SHELL_COMMANDS);
-  if (done[0] === "call" && done.length === 1) return pick(tools.map((t) => t.name));
+  if ((done[0] === "call" || done[0] === "tool") && done.length === 1) return pick(tools.map((t) => t.name));
   if (done[0] === "call") {
     const props = tools.find((t) => t.name === done[1])?.inputSchema?.properties;
     const names = props && typeof props === "object" ? Object.keys(props) : [];
@@ -218,6 +224,14 @@ export async function runShell(client: Client, o: ShellOptions): Promise<number>
         print({ tools: list }, renderTools(redactor.redactDocument(list), style));
         return;
       }
+      case "tool": {
+        if (rest.length !== 1) throw configError("invalid_args", "tool needs exactly one tool name");
+        const tool = redactor.redactDocument(findTool(rest[0]!, await listTools(signal)));
+        // The example is the shell's own line for calling it, in `tether tool`'s rendering.
+        const example = ["call", tool.name, ...exampleArgs(tool)].map(shellWord).join(" ");
+        print(tool, renderTool(tool, example, style));
+        return;
+      }
       case "call": {
         const [name, ...args] = rest;
         if (!name) throw configError("invalid_args", "call needs a tool name");
@@ -239,6 +253,14 @@ export async function runShell(client: Client, o: ShellOptions): Promise<number>
         const strings: Record<string, string> = {};
         for (const [k, v] of Object.entries(parseToolArgs(args, undefined).args))
           strings[k] = typeof v === "string" ? v : JSON.stringify(v);
+        // As the one-shot `prompt`: checked against the declared arguments before prompts/get; a
+        // server that cannot list its prompts, or a prompt it does not list, goes as written.
+        const listed = await client.listPrompts({ signal }).catch((error: unknown) => {
+          if (error instanceof TetherError && error.code === "remote_error") return undefined;
+          throw error;
+        });
+        const declared = listed?.find((p) => p.name === name);
+        if (declared) checkPromptArguments(declared, strings);
         const result = await client.getPrompt(name, strings, { signal });
         print(result, renderText(redactor.redactDocument(result) as JsonObject));
         return;

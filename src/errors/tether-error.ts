@@ -1,6 +1,7 @@
 import type { CallEffect, CancellationSource, ClosureCategory, ErrorCode, Phase, Stage } from "./codes.ts";
 import { baseRedactor, type Redactor } from "./redact.ts";
 import { rescrubTail } from "./stderr-tail.ts";
+import type { UrlElicitationRequired } from "./url-elicitation.ts";
 
 /** The limits in force when something failed: names of options and their values. */
 export type Limits = Readonly<Record<string, number>>;
@@ -29,6 +30,8 @@ export interface TetherErrorInit {
   stderrTail?: string;
   /** A stdio server that exited with a failure status, or was killed, before it answered anything. */
   failedAtStart?: boolean;
+  /** A -32042 error's URL elicitations, already checked (url-elicitation.ts). */
+  urlElicitations?: readonly UrlElicitationRequired[];
   cause?: unknown;
   redactor?: Redactor;
 }
@@ -50,6 +53,8 @@ export interface ErrorRecord {
   rpcMessage?: string;
   effect?: CallEffect;
   stderrTail?: string;
+  /** How many URLs the server asks the user to open before the request can succeed (-32042). */
+  urlsRequired?: number;
 }
 
 /**
@@ -83,6 +88,15 @@ export class TetherError extends Error {
    * it is broken, not speaking another era, so it is not started again to try one.
    */
   readonly failedAtStart: boolean;
+  /**
+   * A JSON-RPC error -32042 (URLElicitationRequiredError, SEP-1036): the URL-mode elicitations
+   * the server requires before the request can succeed, each `{elicitationId, url, message}`
+   * (http(s) only, no userinfo, configured secrets redacted, the message scrubbed and truncated;
+   * at most 8). In process only: the record carries only their count (`urlsRequired`). The
+   * caller may show each URL, open it with the user's consent, wait for
+   * `notifications/elicitation/complete` and send the request again; tether never does so itself.
+   */
+  readonly urlElicitations: readonly UrlElicitationRequired[] | undefined;
   /** Which establishment attempt failed (1-based). */
   attempt: number;
   /** How many establishment attempts were made in all. */
@@ -119,6 +133,7 @@ export class TetherError extends Error {
     this.security = init.security ?? false;
     this.stderrTail = init.stderrTail === undefined ? undefined : rescrubTail(init.stderrTail, redactor);
     this.failedAtStart = init.failedAtStart ?? false;
+    this.urlElicitations = init.urlElicitations;
     this.attempt = init.attempt ?? 1;
     this.attempts = init.attempt ?? 1;
   }
@@ -142,6 +157,7 @@ export class TetherError extends Error {
     if (this.rpcMessage !== undefined) record.rpcMessage = this.rpcMessage;
     if (this.effect !== undefined) record.effect = this.effect;
     if (this.stderrTail !== undefined) record.stderrTail = this.stderrTail;
+    if (this.urlElicitations !== undefined) record.urlsRequired = this.urlElicitations.length;
     return record;
   }
 

@@ -3,8 +3,10 @@ import { classifyFailure } from "./classify.ts";
 import { interruptError, type Where } from "./failures.ts";
 import { HttpRejection } from "./http-rejection.ts";
 import { Interrupt } from "./interrupt.ts";
+import { baseRedactor } from "./redact.ts";
 import { RpcReplyError } from "./rpc-reply-error.ts";
 import { asTetherError, TetherError } from "./tether-error.ts";
+import { requiredUrlElicitations } from "./url-elicitation.ts";
 
 /** Our words for an HTTP status that is a failure in itself; never the server's. */
 function httpWords(code: string, status: number, rpcCode: number | undefined): string {
@@ -47,6 +49,11 @@ export function toPublicError(error: unknown, where: Where): TetherError {
       ...labelled,
       rpcMessage: typeof text === "string" ? text : undefined,
       message: `the server answered with JSON-RPC error ${error.error.code}`,
+      urlElicitations: requiredUrlElicitations(
+        error.error.code,
+        error.error.data,
+        where.redactor ?? baseRedactor,
+      ),
     });
   }
   if (error instanceof HttpRejection) {
@@ -90,6 +97,7 @@ export function forCall(error: TetherError, where: Where): TetherError {
     security: error.security,
     stderrTail: error.stderrTail,
     failedAtStart: error.failedAtStart,
+    urlElicitations: error.urlElicitations,
     attempt: error.attempt,
     cause: error,
     redactor: where.redactor,

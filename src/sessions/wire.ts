@@ -4,7 +4,10 @@
  * made a TetherError again on the other side.
  */
 import type { CallEffect, ErrorCode, Phase, Stage } from "../errors/codes.ts";
+import { baseRedactor } from "../errors/redact.ts";
 import { type ErrorRecord, TetherError } from "../errors/tether-error.ts";
+import { requiredUrlElicitations } from "../errors/url-elicitation.ts";
+import type { JsonObject } from "../jsonrpc/messages.ts";
 
 /** Forwarded client operations, each with the index of its options argument. */
 export const OPERATIONS = {
@@ -92,9 +95,14 @@ export interface SessionInfo {
   daemonPid: number;
 }
 
-/** An error's public record, for the wire. */
-export function errorToWire(error: TetherError): ErrorRecord {
-  return error.toJSON();
+/**
+ * An error's public record, for the wire; a -32042's URL elicitations (in process only, never in
+ * the record) ride beside it, so a command on `@NAME` can act on them as a one-shot can.
+ */
+export function errorToWire(error: TetherError): ErrorRecord & { urlElicitations?: JsonObject[] } {
+  const record = error.toJSON();
+  if (!error.urlElicitations) return record;
+  return { ...record, urlElicitations: error.urlElicitations.map((u) => ({ mode: "url", ...u })) };
 }
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -139,6 +147,15 @@ export function errorFromWire(value: unknown): TetherError {
     effect: (["none", "unknown", "done"] as const).includes(r.effect as CallEffect)
       ? (r.effect as CallEffect)
       : undefined,
+    // Checked again as a server's would be: the session process is another process.
+    urlElicitations:
+      typeof r.rpcCode !== "number"
+        ? undefined
+        : requiredUrlElicitations(
+            r.rpcCode,
+            { elicitations: (value as { urlElicitations?: unknown }).urlElicitations },
+            baseRedactor,
+          ),
   });
   const attempts = num(r.attempts);
   if (attempts !== undefined) error.attempts = attempts;

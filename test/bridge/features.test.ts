@@ -118,6 +118,22 @@ test("bridge: a server's sampling, elicitation and roots requests reach a 2025 h
   }
 });
 
+test("bridge M4: URL-mode elicitation is declared to the server only when the host declared it", async () => {
+  const declared = async (elicitation: object) => {
+    const { client } = await v1Host(["--", process.execPath, SCRIPTED_SERVER], { elicitation });
+    try {
+      const seen = JSON.parse(textOf(await client.callTool({ name: "seen", arguments: {} })));
+      return (seen.clientCapabilities as { elicitation?: unknown }).elicitation;
+    } finally {
+      await client.close();
+    }
+  };
+  assert.deepEqual(await declared({ form: {}, url: {} }), { form: {}, url: {} });
+  assert.deepEqual(await declared({ url: {} }), { url: {} });
+  assert.deepEqual(await declared({}), {}, "form only, as the host declared");
+  assert.deepEqual(await declared({ form: {} }), {}, "form only");
+});
+
 test("bridge N8: a 2026-07-28 host answers a legacy server's sampling request in an input_required round", async () => {
   const { client } = await v2Host(
     ["--", process.execPath, SCRIPTED_SERVER],

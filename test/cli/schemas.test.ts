@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { CLI_BIN, errorRecord, hasScript, inTerminal, runCli } from "../helpers/cli.ts";
+import { CLI_BIN, errorRecord, hasScript, inTerminal, runCli, runProcess } from "../helpers/cli.ts";
 
 const SERVER = fileURLToPath(new URL("../fixtures/schemas/server.mjs", import.meta.url));
 const STDIO = ["--", process.execPath, SERVER];
@@ -118,6 +118,60 @@ test("K1: prompt checks its arguments against the declared ones before prompts/g
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stdout, "user: Hello Ada (warm)\n");
   assert.equal(readFileSync(log, "utf8"), "greet\n");
+});
+
+/** `tether shell` on the fixture with `lines` piped in: records on stderr, one per failing line. */
+async function shellLines(lines: string[], env: string[] = []) {
+  const run = await runProcess(process.execPath, [CLI_BIN, "shell", ...env, ...STDIO], {
+    env: { ...process.env, NO_COLOR: "1" },
+    timeoutMs: 20_000,
+    name: "tether shell",
+    input: `${lines.join("\n")}\n`,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const records = run.stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { stdout: run.stdout, records };
+}
+
+test("K1: the shell's tool NAME renders as tether tool does, with the shell's own call line that runs as it is", async () => {
+  const shown = await shellLines(["tool create_entities", "tool create_entitis"]);
+  const oneShot = await runCli(["tool", "create_entities", ...STDIO]);
+  const body = (text: string) => text.slice(0, text.indexOf("\nexample:\n"));
+  assert.ok(shown.stdout.includes("\nexample:\n"), shown.stdout);
+  assert.equal(body(shown.stdout), body(oneShot.stdout), "the same rendering as tether tool");
+  const example = /\nexample:\n {2}(call .*)\n/.exec(shown.stdout)?.[1];
+  assert.ok(example?.startsWith("call create_entities 'entities:=[{"), shown.stdout);
+  assert.equal(shown.records.length, 1);
+  assert.equal(shown.records[0]!.reason, "unknown_tool");
+  assert.match(String(shown.records[0]!.message), /create_entities/, "the closest name is suggested");
+  const called = await shellLines([String(example)]);
+  assert.deepEqual([called.stdout, called.records], ["created 1\n", []]);
+});
+
+test("K1: the shell's prompt checks its arguments like the one-shot prompt; an unlisted prompt goes as written", async () => {
+  const log = join(dir, "shell-prompts.log");
+  const r = await shellLines(
+    ["prompt greet nme=Ada", "prompt greet style=warm", "prompt greet name=Ada", "prompt unlisted x=1"],
+    ["-e", `TETHER_PROMPT_LOG=${log}`],
+  );
+  assert.deepEqual(
+    r.records.map((x) => [x.code, x.reason]),
+    [
+      ["config", "unknown_argument"],
+      ["config", "missing_argument"],
+    ],
+  );
+  assert.match(String(r.records[0]!.message), /greet has no argument "nme" \(did you mean name\?\)/);
+  assert.match(String(r.records[1]!.message), /greet needs name \(required: name\)/);
+  assert.equal(r.stdout, "user: Hello Ada\nuser: Hello undefined\n");
+  assert.equal(
+    readFileSync(log, "utf8"),
+    "greet\nunlisted\n",
+    "only the fitting and the unlisted prompt were sent",
+  );
 });
 
 test("K1: on a terminal an argument error's hint names the command that shows the tool's schema", {

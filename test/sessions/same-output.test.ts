@@ -3,7 +3,12 @@
 // before the target, which the one-request path does not take).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { sandboxFor, startStateful } from "./sandbox.ts";
+
+const URL_REQUIRED = fileURLToPath(
+  new URL("../fixtures/url-elicitation/required-server.mjs", import.meta.url),
+);
 
 test("K1: a call on @NAME writes what the whole CLI writes: results, refusals, timeouts, ceilings, a session that is not there", async (t) => {
   const box = sandboxFor(t);
@@ -43,4 +48,30 @@ test("K1: a call on @NAME writes what the whole CLI writes: results, refusals, t
   assert.equal(json[0].stdout, json[1].stdout);
   assert.equal(json[0].code, 0);
   assert.equal((await box.run(["session", "stop", "s"])).code, 0);
+});
+
+test("R8: a -32042 on @NAME is the record a one-shot call writes, the count of required URLs with it", async (t) => {
+  const box = sandboxFor(t);
+  const server = ["--", process.execPath, URL_REQUIRED];
+  const start = await box.run(["session", "start", "u", "--json", ...server]);
+  assert.equal(start.code, 0, start.stderr);
+  box.pids.add((JSON.parse(start.stdout) as { daemonPid: number }).daemonPid);
+  try {
+    const [fast, whole, oneShot] = await Promise.all([
+      box.run(["call", "@u", "sign-in-first"]),
+      box.run(["call", "--call-timeout", "30000", "@u", "sign-in-first"]),
+      box.run(["call", "sign-in-first", "--call-timeout", "30000", ...server]),
+    ]);
+    for (const run of [fast, whole]) {
+      assert.equal(run.code, 7, run.stderr);
+      const record = JSON.parse(run.stderr) as Record<string, unknown>;
+      assert.equal(record.rpcCode, -32042);
+      assert.equal(record.urlsRequired, 1);
+      assert.doesNotMatch(run.stderr, /auth\.example\.com/);
+    }
+    assert.equal(fast.stderr, whole.stderr);
+    assert.equal(oneShot.stderr, fast.stderr);
+  } finally {
+    await box.run(["session", "stop", "u"]);
+  }
 });

@@ -1,12 +1,14 @@
 /** `tether call`: one tool, called once, its arguments fitted to the tool's input schema first. */
 
-import { configError } from "../../errors/failures.ts";
+import { configError, interruptError } from "../../errors/failures.ts";
+import { interruptOf } from "../../errors/interrupt.ts";
 import { terminalLine } from "../../errors/terminal-text.ts";
 import { TetherError } from "../../errors/tether-error.ts";
 import type { JsonValue } from "../../jsonrpc/messages.ts";
 import { parseToolArgs } from "../args.ts";
-import { type Command, stdinArgs, writeOutput } from "../command.ts";
+import { type Command, callBudgetMs, stdinArgs, writeOutput } from "../command.ts";
 import { numberFlag } from "../connect-options.ts";
+import { completeRequiredUrls } from "../elicit.ts";
 import { EXIT_TOOL_ERROR } from "../exit-codes.ts";
 import { OPERATION } from "../flag-table.ts";
 import { progressStatus } from "../progress-event.ts";
@@ -53,7 +55,7 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
         throw error;
       });
       const args = fitCall(tool, listed, given);
-      try {
+      const once = async () => {
         if (inv.values.task)
           return await c.callToolAsTask(tool, args, {
             signal: io.signal,
@@ -70,6 +72,32 @@ tether call echo message=hi -- npx -y @modelcontextprotocol/server-everything`,
             ? { resetTimeoutOnProgress: true, timeoutMs: progressTimeout, maxTotalTimeoutMs: callTimeout }
             : {}),
         });
+      };
+      try {
+        return await once();
+      } catch (error) {
+        // A server that needs URLs opened first (-32042): at a terminal the person is shown them
+        // and asked; once every one is reported complete, the call is sent again, once, because
+        // the person agreed. Tether never re-sends a call on its own.
+        const required = error instanceof TetherError ? error.urlElicitations : undefined;
+        if (!required) throw error;
+        status?.clear();
+        const budget = callBudgetMs(options);
+        const consented = await completeRequiredUrls(
+          options.handlers?.elicitation,
+          required,
+          budget,
+          io.signal,
+        ).catch((e: unknown) => {
+          if (io.signal?.aborted) return false;
+          throw e;
+        });
+        // Ctrl-C while asked or waiting: the command was cancelled, not refused.
+        const stop = interruptOf(io.signal);
+        if (stop) throw interruptError(stop, { stage: "call", phase: "call", redactor, effect: "none" });
+        if (!consented) throw error;
+        io.stderr("Calling the tool again, once, now that the server reports the step complete.\n");
+        return await once();
       } finally {
         status?.clear();
       }

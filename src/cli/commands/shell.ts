@@ -6,8 +6,8 @@ import { OPERATION } from "../flag-table.ts";
 export const command: Command = {
   name: "shell",
   usage: "tether shell <target|@name> [options]",
-  summary: `An interactive prompt on one connection: tools, call NAME k=v, read URI, prompt NAME k=v,
-templates, complete REF ARG=PARTIAL, watch (until Ctrl-C), help, exit. Tab completes commands,
+  summary: `An interactive prompt on one connection: tools, tool NAME, call NAME k=v, read URI,
+prompt NAME k=v, templates, complete REF ARG=PARTIAL, watch (until Ctrl-C), help, exit. Tab completes commands,
 tool names and argument names; server notifications print between prompts; history is kept in
 the state folder.`,
   examples: `
