@@ -24,3 +24,14 @@ export const setCurrent = (id: string): void => {
 export const setView = (name: View): void => {
   view = name;
 };
+
+/** What the shown view holds that must end before it is left (a tool's app); each removes itself. */
+export const holders = new Set<() => Promise<void>>();
+/** Ends what the shown view holds (each end bounded by its own wait), then runs `next`. */
+export function leaveThen(next: () => void): void {
+  if (!holders.size) {
+    next();
+    return;
+  }
+  void Promise.all([...holders].map((end) => end())).then(next);
+}
