@@ -262,6 +262,35 @@ describe("the probing app", () => {
     }
   });
 
+  test("a change of theme or of the frame's width is told to the app as host-context-changed", async () => {
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    try {
+      await openApp(page, harness, "probe", { n: 1 });
+      await waitForLog(page, "probe");
+      await page.emulateMedia({ colorScheme: "dark" });
+      assert.deepEqual(await waitForLog(page, "hostContext"), { hostContext: { theme: "dark" } });
+      await page.setViewportSize({ width: 700, height: 700 });
+      const width = await page.locator(FRAME).evaluate((f) => Math.round(f.getBoundingClientRect().width));
+      const sized = await page.waitForFunction(
+        (w) =>
+          (
+            globalThis as unknown as {
+              appActivity: {
+                kind: string;
+                data?: { hostContext?: { containerDimensions?: { width: number } } };
+              }[];
+            }
+          ).appActivity
+            .map((a) => a.data?.hostContext?.containerDimensions)
+            .find((d) => d?.width === w),
+        width,
+      );
+      assert.deepEqual(await sized.jsonValue(), { width, maxHeight: 2000 });
+    } finally {
+      await page.close();
+    }
+  });
+
   test("an app that asks to end is torn down like one the page ends", async () => {
     const page = await browser.newPage();
     try {

@@ -131,6 +131,39 @@ describe("tether inspect with the probing app", () => {
     }
   });
 
+  test("leaving a tool's view asks its app to tear down and waits for its answer before the frame goes", async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(run.url);
+      // The explorer is the file's: what earlier tests called is in its history already.
+      await page.getByRole("button", { name: "History", exact: true }).click();
+      await page.getByText(/^→ initialize ·/).waitFor();
+      const calls = page.getByText(/^→ tools\/call ·/);
+      const earlier = await calls.count();
+      await page.getByRole("button", { name: "Tools", exact: true }).click();
+      await page
+        .getByRole("button", { name: /^probe\b/ })
+        .first()
+        .click();
+      // The app is asked (teardownCall) to call probe with n = 21 before it answers the teardown.
+      await page.getByLabel("teardownCall", { exact: true }).fill("21");
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await app(page)
+        .locator(".app-activity li")
+        .filter({ hasText: /^log info: \{"probe":true/ })
+        .waitFor({ state: "attached" });
+      await page.getByRole("button", { name: "Resources", exact: true }).click();
+      await page.getByRole("heading", { name: "Templates" }).waitFor();
+      assert.equal(await page.locator("iframe.mcp-app-frame").count(), 0, "the frame is gone");
+      // The call the app made while tearing down reached the server: the frame stayed for its answer.
+      await page.getByRole("button", { name: "History", exact: true }).click();
+      await calls.nth(earlier + 1).waitFor();
+      assert.equal(await calls.count(), earlier + 2, "the run's call and the app's");
+    } finally {
+      await page.close();
+    }
+  });
+
   test("S9: a link the app asks to open opens only once the user said yes", async () => {
     const page = await browser.newPage();
     try {

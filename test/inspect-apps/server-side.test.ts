@@ -170,4 +170,21 @@ describe("the UI extension", () => {
     const app = await readAppResource(client, appResourceUri(probe)!);
     assert.match(app.html, /^<!doctype html>/);
   });
+
+  test("an app whose read content declares no CSP takes the one its resources/list entry declares", async () => {
+    const own = await connect({
+      command: process.execPath,
+      args: [APPS_FIXTURE],
+      extensions: APPS_EXTENSIONS,
+    });
+    try {
+      const listed = await readAppResource(own, "ui://fixture/listed.html");
+      assert.deepEqual(listed.csp.connectDomains, ["https://listed.example.com"]);
+      // The content's own declaration wins over the listing (the probe's entry declares none).
+      const probe = await readAppResource(own, "ui://fixture/probe.html");
+      assert.deepEqual(probe.csp.connectDomains, ["https://api.example.com"]);
+    } finally {
+      await own.close();
+    }
+  });
 });

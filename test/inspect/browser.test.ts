@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { serverPath, useFleet } from "../helpers/fleet.ts";
+import { destroy, type Handler, hostileSet, legacyStreamableHandler } from "../helpers/hostile.ts";
 import { type ExplorerRun, launchBrowser, openPage, shot, startExplorer } from "../helpers/inspect.ts";
 
 const fleet = useFleet(["streamable-2025-11-25-sse", "modern-2026-07-28"]);
@@ -23,9 +24,11 @@ before(async () => {
   ]);
   ({ page, errors } = await openPage(browser));
 });
+const servers = hostileSet();
 after(async () => {
   await browser?.close();
   await run?.stop();
+  await servers.closeAll();
 });
 
 /** The page's inputs, selects, textareas and buttons that have no accessible name. */
@@ -193,6 +196,64 @@ test("roots edited on the page reach the server, and the server's log level is s
   await notifications.getByText("server level set to error").waitFor();
 });
 
+/** The values an input's suggestion list (its datalist) offers, once it offers `expected`. */
+async function suggestions(
+  p: Page,
+  input: ReturnType<Page["getByLabel"]>,
+  expected: string,
+): Promise<string[]> {
+  const handle = await input.elementHandle();
+  await p.waitForFunction(
+    ([el, want]) =>
+      [...((el as unknown as { list: { options: { value: string }[] } | null }).list?.options ?? [])].some(
+        (o) => o.value === want,
+      ),
+    [handle, expected] as const,
+  );
+  return input.evaluate((el) =>
+    [...((el as unknown as { list: { options: { value: string }[] } }).list.options ?? [])].map(
+      (o) => o.value,
+    ),
+  );
+}
+
+test("a prompt's arguments offer the server's completions as they are typed; the picked ones fetch the prompt", async () => {
+  await page.getByRole("button", { name: "Prompts", exact: true }).click();
+  await page.getByRole("button", { name: "completable-prompt", exact: true }).click();
+  const department = page.getByLabel("department", { exact: true });
+  await department.pressSequentially("Eng");
+  assert.deepEqual(await suggestions(page, department, "Engineering"), ["Engineering"]);
+  await department.fill("Engineering");
+  // The second argument's completions depend on the first: the page sends it as context.
+  const name = page.getByLabel("name", { exact: true });
+  await name.pressSequentially("A");
+  assert.deepEqual(await suggestions(page, name, "Alice"), ["Alice"]);
+  await shot(page, "prompt-completion");
+  await name.fill("Alice");
+  await page.getByRole("button", { name: "Get prompt", exact: true }).click();
+  await page
+    .getByRole("region", { name: "Prompt" })
+    .getByText("Please promote Alice to the head of the Engineering team.")
+    .waitFor();
+});
+
+test("a resource template's variable offers the server's completions; the picked one reads the resource", async () => {
+  await page.getByRole("button", { name: "Resources", exact: true }).click();
+  const template = page.getByRole("group", { name: "Dynamic Text Resource" });
+  const id = template.getByLabel("resourceId", { exact: true });
+  await id.pressSequentially("7");
+  assert.deepEqual(await suggestions(page, id, "7"), ["7"]);
+  await shot(page, "template-completion");
+  await id.fill("7");
+  await template.getByRole("button", { name: "Read", exact: true }).click();
+  const resource = page.getByRole("region", { name: "Resource" });
+  await resource.getByText("demo://resource/dynamic/text/7", { exact: true }).waitFor();
+  await resource
+    .getByText(/Resource 7/)
+    .first()
+    .waitFor();
+});
+
 test("every view renders with no console error", async () => {
   for (const view of ["Overview", "Resources", "Prompts", "History", "Tools"]) {
     await page.getByRole("button", { name: view, exact: true }).click();
@@ -313,5 +374,47 @@ test("a failed connect shows its error record (code, stage, phase, message, hint
   } finally {
     await p.close();
     await failed.stop();
+  }
+});
+
+test("R2: a recovery's attempts are both in the timeline: the first's failed stage, the retry, the second's handshake ok", async () => {
+  // The first request of all is cut off (a reset: eligible); every later one is answered correctly.
+  const correct = legacyStreamableHandler();
+  let requests = 0;
+  const handler: Handler = (res, rec, req) => (requests++ === 0 ? destroy() : correct)(res, rec, req);
+  const server = await servers.http(handler);
+  const retried = await startExplorer([server.url, "--retry", "2"]);
+  const { page: p, errors: retriedErrors } = await openPage(browser);
+  try {
+    await p.goto(retried.url);
+    await tool(p, "echo").waitFor();
+    await p.getByRole("button", { name: "Overview", exact: true }).click();
+    const timeline = p.getByRole("region", { name: "Establishment timeline" });
+    await timeline
+      .getByText(/^attempt 2 · /)
+      .first()
+      .waitFor();
+    const rows = (await timeline.locator("li").allTextContents()).map((t) => t.replace(/\s+/g, " "));
+    const first = rows.filter((r) => r.startsWith("attempt 1 · "));
+    const second = rows.filter((r) => r.startsWith("attempt 2 · "));
+    assert.ok(first.length > 0 && second.length > 0, `both attempts' stages in ${rows.join(" | ")}`);
+    assert.match(first.at(-1)!, /failed: connection\//, "the first attempt's last stage failed");
+    // The second attempt's modern probe is refused (a legacy server), then its handshake succeeds.
+    assert.ok(
+      second.some((r) => /^attempt 2 · initialize[\d.]+ \+ .* ok$/.test(r)) && / ok$/.test(second.at(-1)!),
+      `the second attempt's handshake ok: ${second.join(" | ")}`,
+    );
+    const retry = rows.findIndex((r) => /recovery retry/.test(r));
+    assert.ok(
+      retry > rows.indexOf(first.at(-1)!),
+      `the retry decision after the failed stage: ${rows.join(" | ")}`,
+    );
+    assert.ok(retry < rows.indexOf(second[0]!), "and before the second attempt");
+    assert.equal(await p.getByRole("definition").filter({ hasText: /^2$/ }).count(), 1, "Attempts: 2");
+    await shot(p, "recovery-timeline");
+    assert.deepEqual(retriedErrors, []);
+  } finally {
+    await p.close();
+    await retried.stop();
   }
 });

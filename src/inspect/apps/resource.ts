@@ -143,10 +143,12 @@ export interface AppResource {
  * Reads an app's `ui://` resource through the connection (`resources/read`, bounded by
  * MAX_APP_HTML_BYTES), picks the content of the app's type, and redacts it. The connection's
  * errors (a timeout, a refused read) are thrown as they are; a resource that is not an app is an
- * `protocol` / `not_an_app` error (and one past the bound a `limit` / `app_too_large`).
+ * `protocol` / `not_an_app` error (and one past the bound a `limit` / `app_too_large`). When the
+ * content declares no CSP, the resource's entry in `resources/list` may (its `_meta.ui.csp`); a
+ * listing that fails leaves the app with no sources.
  */
 export async function readAppResource(
-  client: Pick<Client, "readResource" | "redact">,
+  client: Pick<Client, "readResource" | "redact"> & Partial<Pick<Client, "listResources">>,
   uri: string,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<AppResource> {
@@ -168,7 +170,9 @@ export async function readAppResource(
       maxAppHtmlBytes: MAX_APP_HTML_BYTES,
     });
   const ui = objectField(content._meta, "ui");
-  const { csp, refused } = declaredCsp(ui);
+  const { csp, refused } = declaredCsp(
+    objectField(ui, "csp") === undefined ? await listedUi(client, uri, options) : ui,
+  );
   const prefersBorder = ui?.prefersBorder;
   return client.redact({
     uri,
@@ -177,6 +181,23 @@ export async function readAppResource(
     refused,
     ...(typeof prefersBorder === "boolean" ? { prefersBorder } : {}),
   });
+}
+
+/** The `_meta.ui` of the resource's entry in `resources/list`, if it is listed. */
+async function listedUi(
+  client: Partial<Pick<Client, "listResources">>,
+  uri: string,
+  options: { signal?: AbortSignal; timeoutMs?: number },
+): Promise<Record<string, unknown> | undefined> {
+  if (!client.listResources) return undefined;
+  try {
+    const entry = (await client.listResources(options)).find((r) => r.uri === uri);
+    return objectField(entry?._meta, "ui");
+  } catch (error) {
+    // Only the caller's own cancellation ends the read; any other failure leaves no sources.
+    if (options.signal?.aborted) throw error;
+    return undefined;
+  }
 }
 
 function htmlOf(content: ResourceContents): string {

@@ -7,7 +7,17 @@ import { historyView } from "./history.ts";
 import { overview } from "./overview.ts";
 import { promptsView } from "./prompts.ts";
 import { resourcesView } from "./resources.ts";
-import { current, servers, setCurrent, setView, VIEWS, type View, view, viewBox } from "./state.ts";
+import {
+  current,
+  leaveThen,
+  servers,
+  setCurrent,
+  setView,
+  VIEWS,
+  type View,
+  view,
+  viewBox,
+} from "./state.ts";
 import { toolsView } from "./tools.ts";
 
 export const serverList = el("ul", { class: "servers" });
@@ -77,7 +87,12 @@ export function show(name: View): void {
   renderView();
 }
 
+/** Renders the shown view once what the one on screen holds has ended (an app asked to end first). */
 export function renderView(): void {
+  leaveThen(draw);
+}
+
+function draw(): void {
   const s = current ? servers.get(current) : undefined;
   if (!s) {
     const none = servers.size

@@ -24,3 +24,20 @@ export const setCurrent = (id: string): void => {
 export const setView = (name: View): void => {
   view = name;
 };
+
+/** What the shown view holds that must end before it is left (a tool's app); each removes itself. */
+export const holders = new Set<() => Promise<void>>();
+/** The ends under way: a view drawn while they are waits for them too (a second quick click). */
+let ending: Promise<unknown> | undefined;
+/** Ends what the shown view holds (each end bounded by its own wait), then runs `next`. */
+export function leaveThen(next: () => void): void {
+  if (holders.size) {
+    const all = Promise.all([...holders].map((end) => end()));
+    ending = all;
+    void all.then(() => {
+      if (ending === all) ending = undefined;
+    });
+  }
+  if (ending) void ending.then(next);
+  else next();
+}

@@ -5,7 +5,7 @@ import { type Answer, errorLine, isObj, type Obj, post, strOf } from "./api.ts";
 import { el, fill, tree, uid } from "./dom.ts";
 import { schemaForm } from "./form.ts";
 import { renderToolResult } from "./result.ts";
-import { current, toolCache, view, viewBox } from "./state.ts";
+import { current, leaveThen, toolCache, view, viewBox } from "./state.ts";
 
 let selectedTool: string | undefined;
 let toolFilter = "";
@@ -90,7 +90,7 @@ export async function toolsView(s: Obj): Promise<void> {
   const pick = (t: Obj) => {
     selectedTool = strOf(t.name);
     renderList();
-    toolDetail(detail, id, t);
+    leaveThen(() => toolDetail(detail, id, t));
   };
   search.addEventListener("input", () => {
     toolFilter = search.value;

@@ -10,7 +10,9 @@
  * The app's `tools/call` goes through the user's connection by the `callTool` the page hands in,
  * and only for a tool the server lets apps call (`_meta.ui.visibility`); `ui/open-link` opens a
  * link only once the user said yes; `ui/notifications/size-changed` sets the frame's height
- * within bounds. A frame whose document navigates away is closed: nothing more is sent to it.
+ * within bounds. A change of the theme or of the frame's width is told to the app
+ * (`ui/notifications/host-context-changed`, the changed fields only). A frame whose document
+ * navigates away is closed: nothing more is sent to it.
  */
 
 /** The protocol version this host speaks. */
@@ -150,6 +152,27 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   const leaving = new MutationObserver(() => {
     if (!frame.isConnected) close("its frame left the page");
   });
+  // The host context the app was told, kept current: a change of theme or width is sent to it.
+  const scheme = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : undefined;
+  const context = { theme: themeOf(scheme), width: -1 };
+  const contextChanged = (params: Json): void => {
+    if (initialized) notify("ui/notifications/host-context-changed", params);
+  };
+  const onScheme = (): void => {
+    const theme = themeOf(scheme);
+    if (theme === context.theme) return;
+    context.theme = theme;
+    contextChanged({ theme });
+  };
+  const resized =
+    typeof ResizeObserver === "function"
+      ? new ResizeObserver(() => {
+          const width = Math.round(frame.getBoundingClientRect().width);
+          if (width === context.width || context.width < 0) return;
+          context.width = width;
+          contextChanged({ containerDimensions: { width, maxHeight } });
+        })
+      : undefined;
 
   const tell = (activity: AppActivity): void => {
     try {
@@ -184,6 +207,8 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
     controller.abort();
     window.removeEventListener("message", onMessage);
     leaving.disconnect();
+    scheme?.removeEventListener("change", onScheme);
+    resized?.disconnect();
     frame.remove();
     for (const answer of pending.values()) answer({});
     pending.clear();
@@ -219,7 +244,9 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
             ...(typeof app.version === "string" ? { version: app.version } : {}),
           },
         });
-        return initializeResult(options, frame, maxHeight, params);
+        context.width = Math.round(frame.getBoundingClientRect().width);
+        context.theme = themeOf(scheme);
+        return initializeResult(options, context, maxHeight, params);
       }
       case "ping":
         return {};
@@ -386,6 +413,8 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   frame.src = options.url;
   container.append(frame);
   leaving.observe(document.body, { childList: true, subtree: true });
+  scheme?.addEventListener("change", onScheme);
+  resized?.observe(frame);
 
   let unmounting: Promise<void> | undefined;
   /** Asks the app to end (it gets a moment to answer), then closes it. */
@@ -425,13 +454,15 @@ export function mountApp(container: HTMLElement, options: MountAppOptions): AppH
   };
 }
 
+const themeOf = (scheme: MediaQueryList | undefined): "dark" | "light" =>
+  scheme?.matches ? "dark" : "light";
+
 function initializeResult(
   options: MountAppOptions,
-  frame: HTMLIFrameElement,
+  context: { theme: string; width: number },
   maxHeight: number,
   params: Json,
 ): Json {
-  const dark = typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches;
   const asked = params.protocolVersion;
   return {
     protocolVersion: asked === APPS_PROTOCOL_VERSION ? asked : APPS_PROTOCOL_VERSION,
@@ -447,10 +478,10 @@ function initializeResult(
     },
     hostContext: {
       toolInfo: { tool: options.tool },
-      theme: dark ? "dark" : "light",
+      theme: context.theme,
       displayMode: "inline",
       availableDisplayModes: ["inline"],
-      containerDimensions: { width: Math.round(frame.getBoundingClientRect().width), maxHeight },
+      containerDimensions: { width: context.width, maxHeight },
       locale: navigator.language,
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       userAgent: "tether-inspect",

@@ -1,10 +1,12 @@
 // MCP Apps beside the Result region: a tool whose `_meta` names a `ui://` resource shows its result
 // as usual and, below it, its app (host.ts mounts it in a sandboxed frame). The app's own tool
 // calls go through the explorer's `call` operation, like a call from the page. A new result of the
-// same tool view ends the app (`ui/resource-teardown` first); leaving the view ends it at once.
+// same tool view ends the app, and so does leaving the view: `ui/resource-teardown` is sent and its
+// answer awaited (bounded) before the frame goes.
 import { errorLine, isObj, type Obj, post, strOf } from "../api.ts";
 import { el, fill } from "../dom.ts";
 import { resultViews, type ToolCall } from "../result.ts";
+import { holders } from "../state.ts";
 import { type AppActivity, type AppHandle, type AppTool, mountApp } from "./host.ts";
 
 /** Activity lines kept per app. */
@@ -65,10 +67,13 @@ resultViews.push((container: HTMLElement, call: ToolCall): boolean => {
     container.after(box);
     const shown: ShownApp = {
       async end(why) {
+        holders.delete(leave);
         await shown.handle?.unmount(why);
         box.remove();
       },
     };
+    const leave = () => shown.end("its view was left");
+    holders.add(leave);
     shownApps.set(container, shown);
     void showApp(shown, box, uri, call);
   }
