@@ -32,7 +32,14 @@ let ending: Promise<unknown> | undefined;
 /** Ends what the shown view holds (each end bounded by its own wait), then runs `next`. */
 export function leaveThen(next: () => void): void {
   if (holders.size) {
-    const all = Promise.all([...holders].map((end) => end()));
+    // An app that fails its teardown still lets the next view come: a holder's failure is its own.
+    const all = Promise.all(
+      [...holders].map((end) =>
+        Promise.resolve()
+          .then(end)
+          .catch(() => undefined),
+      ),
+    ).then(() => undefined);
     ending = all;
     void all.then(() => {
       if (ending === all) ending = undefined;
