@@ -8,10 +8,9 @@
  * Lifetime: it starts when a command first needs it, and exits when its last session ends (or
  * when no session arrives within a short grace after it started).
  */
-import { chmodSync, lstatSync, rmSync } from "node:fs";
-import { createServer, connect as netConnect, type Server, type Socket } from "node:net";
-import type { CallOptions, Client } from "../client/api.ts";
-import type { Tool } from "../client/results.ts";
+import { lstatSync, rmSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import type { Client } from "../client/api.ts";
 import { connect } from "../connect/connect.ts";
 import { configError, interruptError } from "../errors/failures.ts";
 import { Interrupt } from "../errors/interrupt.ts";
@@ -21,31 +20,17 @@ import { type Clock, realClock } from "../lifecycle/clock.ts";
 import type { LifecycleEvent } from "../lifecycle/events.ts";
 import { LIMITS } from "../options/limits.ts";
 import type { ConnectOptions } from "../options/options.ts";
+import { listen0, liveDaemon } from "./daemon-socket.ts";
 import { checkFolder, checkSocket, prepareFolder, type SessionPlace } from "./folder.ts";
-import { type Frame, FrameWriter, readFrames, replyFrameCeiling } from "./frames.ts";
+import { type CheckArguments, forwarder, type Peer, type Session } from "./forwarder.ts";
+import { type Frame, FrameWriter, readFrames } from "./frames.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, IdleTimer } from "./idle.ts";
+import { subscribe } from "./listen-streams.ts";
 import { validSessionName } from "./names.ts";
-import {
-  errorToWire,
-  isOperation,
-  LISTEN_KINDS,
-  type ListenKind,
-  OPERATIONS,
-  type SessionInfo,
-  sessionClosedError,
-} from "./wire.ts";
+import { errorToWire, LISTEN_KINDS, type ListenKind, type SessionInfo, sessionClosedError } from "./wire.ts";
 
 /** How long a daemon that has no session yet waits for one before it exits. */
 export const START_GRACE_MS = 15_000;
-
-/** Per-request options a command may set; everything else it sends is ignored. */
-const WIRE_OPTIONS = [
-  "timeoutMs",
-  "maxResponseBytes",
-  "resetTimeoutOnProgress",
-  "maxTotalTimeoutMs",
-  "ttlMs",
-];
 
 export interface DaemonOptions {
   place: SessionPlace;
@@ -64,33 +49,7 @@ export interface DaemonOptions {
    * the session sees it, redacted), or throws the `config` error a one-shot command would; absent
    * or with no listing (`listed` undefined), the arguments go as given.
    */
-  checkArguments?: (tool: string, listed: readonly Tool[] | undefined, given: GivenArguments) => JsonObject;
-}
-
-/** A `tool` request's arguments as the command read them: which keys came as `key=value` text. */
-export interface GivenArguments {
-  args: JsonObject;
-  plain: Set<string>;
-}
-
-interface Session {
-  name: string;
-  client: Client;
-  target: string;
-  startedAt: number;
-  idle: IdleTimer;
-  callTimeoutMs: number;
-  callMaxBytes: number;
-  /** Listeners to tell when the session ends. */
-  watchers: Set<(error: TetherError) => void>;
-}
-
-interface Peer {
-  socket: Socket;
-  /** Every frame to this command goes through it, in order. */
-  writer: FrameWriter;
-  inflight: Map<unknown, AbortController>;
-  listens: Map<unknown, () => void>;
+  checkArguments?: CheckArguments;
 }
 
 /** Runs the daemon until its last session ends or its signal aborts. */
@@ -236,6 +195,8 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
   const fail = (peer: Peer, id: unknown, error: unknown) =>
     reply(peer, id, { error: errorToWire(asTetherError(error, { stage: "call", phase: "call" })) });
 
+  const { call, tool } = forwarder({ live, reply, checkArguments: o.checkArguments });
+
   async function handle(peer: Peer, frame: Frame): Promise<void> {
     const { id, op } = frame;
     try {
@@ -332,110 +293,6 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
     }
   }
 
-  async function call(peer: Peer, frame: Frame): Promise<void> {
-    const { id, method } = frame;
-    if (!isOperation(method)) throw configError("session_protocol", "unknown session operation");
-    const s = live(frame.session);
-    const args = Array.isArray(frame.args) ? frame.args.map((a) => (a === null ? undefined : a)) : [];
-    const at = OPERATIONS[method];
-    args.length = at;
-    const given = (typeof frame.options === "object" && frame.options !== null ? frame.options : {}) as Frame;
-    const ac = new AbortController();
-    const options: Record<string, unknown> = { signal: ac.signal };
-    for (const key of WIRE_OPTIONS) if (given[key] !== undefined) options[key] = given[key];
-    if (given.task !== undefined) options.task = given.task;
-    // S4: everything of the server's goes back redacted with the connection's secrets, which the
-    // command never holds.
-    const redact = <T>(v: T): T => s.client.redact(v);
-    if (given.progress === true)
-      options.onProgress = (p: unknown) => void peer.writer.write({ id, progress: redact(p) });
-    if (given.status === true)
-      options.onStatus = (t: unknown) => void peer.writer.write({ id, status: redact(t) });
-    args.push(options);
-    const release = s.idle.begin();
-    peer.inflight.set(id, ac);
-    try {
-      // The client's own cache answers a listing it already holds (dropped when the server
-      // says the tools changed): a command through a session lists without a round trip.
-      const cached = method === "listTools" ? s.client.cachedTools : undefined;
-      const fn = s.client[method] as (...a: unknown[]) => Promise<unknown>;
-      const result = cached ?? (await fn.apply(s.client, args));
-      // Notifications are handed to listeners a turn later: those that came before the result
-      // (a log line the tool sent while it ran) go out ahead of it, in the order the server sent them.
-      await new Promise((resolve) => setImmediate(resolve));
-      const ceiling = typeof given.maxResponseBytes === "number" ? given.maxResponseBytes : s.callMaxBytes;
-      await reply(peer, id, { ok: redact(result ?? null) as Frame }, replyFrameCeiling(ceiling));
-    } finally {
-      release();
-      peer.inflight.delete(id);
-    }
-  }
-
-  /** The listing the session's commands see: redacted, kept as long as the client's cache is. */
-  const redactedTools = new WeakMap<readonly Tool[], readonly Tool[]>();
-  const toolsSeen = (s: Session, tools: readonly Tool[]): readonly Tool[] => {
-    const seen = redactedTools.get(tools) ?? s.client.redact(tools);
-    redactedTools.set(tools, seen);
-    return seen;
-  };
-
-  /**
-   * `tether call @NAME TOOL ARGS` in one round trip: the tool listing (the client's cache, or one
-   * tools/list under the command's discovery budget), the arguments fitted to the tool's schema
-   * here, then the call under the command's call budget. A `calling` frame says the call is about
-   * to leave, with the session's own budget and ceiling for a command that names none; progress
-   * goes out as it arrives; the reply is the result or the one error, as for `call`.
-   */
-  async function tool(peer: Peer, frame: Frame): Promise<void> {
-    const { id } = frame;
-    const s = live(frame.session);
-    const name = typeof frame.tool === "string" ? frame.tool : "";
-    const given = (typeof frame.options === "object" && frame.options !== null ? frame.options : {}) as Frame;
-    const number = (v: unknown) => (typeof v === "number" ? v : undefined);
-    const ac = new AbortController();
-    const release = s.idle.begin();
-    peer.inflight.set(id, ac);
-    const redact = <T>(v: T): T => s.client.redact(v);
-    try {
-      const listed =
-        s.client.cachedTools ??
-        (await s.client
-          .listTools({
-            signal: ac.signal,
-            timeoutMs: number(given.discoveryTimeoutMs),
-            maxResponseBytes: number(given.discoveryMaxBytes),
-          })
-          .catch((error: unknown) => {
-            // A server that cannot list its tools leaves the schema unknown: the arguments go as written.
-            if (error instanceof TetherError && error.code === "remote_error") return undefined;
-            throw error;
-          }));
-      const args = (typeof frame.args === "object" && frame.args !== null ? frame.args : {}) as JsonObject;
-      const plain = new Set(
-        Array.isArray(frame.plain) ? frame.plain.filter((k) => typeof k === "string") : [],
-      );
-      const fitted = o.checkArguments
-        ? o.checkArguments(name, listed && toolsSeen(s, listed), { args, plain })
-        : args;
-      const options: CallOptions = { signal: ac.signal };
-      for (const key of WIRE_OPTIONS) if (given[key] !== undefined) (options as Frame)[key] = given[key];
-      if (given.progress === true)
-        options.onProgress = (p) => void peer.writer.write({ id, progress: redact(p) as unknown as Frame });
-      void peer.writer.write({
-        id,
-        calling: { callTimeoutMs: s.callTimeoutMs, callMaxBytes: s.callMaxBytes },
-      });
-      const result = await s.client.callTool(name, fitted, options);
-      // As for `call`: notifications that came before the result go out ahead of it.
-      await new Promise((resolve) => setImmediate(resolve));
-      const ceiling = typeof given.maxResponseBytes === "number" ? given.maxResponseBytes : s.callMaxBytes;
-      await reply(peer, id, { ok: redact(result) as unknown as Frame }, replyFrameCeiling(ceiling));
-    } finally {
-      release();
-      peer.inflight.delete(id);
-    }
-  }
-
   function listen(peer: Peer, frame: Frame): void {
     const { id, kind } = frame;
     if (typeof kind !== "string" || !LISTEN_KINDS.has(kind))
@@ -477,51 +334,4 @@ export async function runDaemon(o: DaemonOptions): Promise<void> {
   if (process.platform !== "win32") socketIno = lstatSync(o.place.socket).ino;
   o.onReady?.(false);
   await finished;
-}
-
-function subscribe(c: Client, kind: ListenKind, method: string, send: (p: unknown) => void): () => void {
-  switch (kind) {
-    case "notification":
-      return c.onNotification(method, (n) => send(n));
-    case "log":
-      return c.onLogMessage((m) => send(m));
-    case "list_changed_tools":
-      return c.onListChanged("tools", () => send({}));
-    case "list_changed_resources":
-      return c.onListChanged("resources", () => send({}));
-    case "list_changed_prompts":
-      return c.onListChanged("prompts", () => send({}));
-    case "resource_updated":
-      return c.onResourceUpdated((u) => send(u));
-    case "task_status":
-      return c.onTaskStatus((t) => send(t));
-  }
-}
-
-/** Whether a daemon answers on the socket now. A stale socket file (connect refused) is removed. */
-async function liveDaemon(socket: string): Promise<boolean> {
-  if (process.platform !== "win32" && !checkSocket(socket)) return false;
-  const alive = await new Promise<boolean>((resolve) => {
-    const s = netConnect(socket);
-    s.once("connect", () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once("error", () => resolve(false));
-  });
-  if (!alive && process.platform !== "win32") rmSync(socket, { force: true });
-  return alive;
-}
-
-/** Listens on the socket, owner-only. */
-function listen0(server: Server, place: SessionPlace): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(place.socket, () => {
-      server.off("error", reject);
-      // The folder already admits only its owner; the socket says so too.
-      if (process.platform !== "win32") chmodSync(place.socket, 0o600);
-      resolve();
-    });
-  });
 }
